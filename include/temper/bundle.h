@@ -1,0 +1,170 @@
+// The tensor bundle file: named tensors plus operator attributes in one file, with a text header
+// and 64-byte aligned raw data. temper uses it to hand inputs to a golden and to cache golden
+// outputs; goldens read and write it through golden.h. Header-only, standard library only, so a
+// golden compiles with nothing but this directory on the include path.
+//
+//   TEMPER-BUNDLE 1
+//   attr <name> int|float|bool|string|ints|floats <value...>
+//   tensor <name> <dtype> <rank> <dim...> <offset> <nbytes>
+//   end
+//   <zero padding to a multiple of 64 bytes, then data; offsets are relative to the data start>
+#ifndef TEMPER_BUNDLE_H
+#define TEMPER_BUNDLE_H
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace temper_bundle {
+
+struct Attr {
+  std::string name;
+  std::string kind; // int, float, bool, string, ints, floats
+  int64_t i = 0;
+  double f = 0.0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+};
+
+struct Tensor {
+  std::string name;
+  std::string dtype; // float32, float16, bfloat16, float64, int8, ... as in proto.yaml
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+};
+
+struct Bundle {
+  std::vector<Attr> attrs;
+  std::vector<Tensor> tensors;
+};
+
+inline std::string format_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Writes the bundle to path. Returns an empty string on success, else what went wrong.
+inline std::string write_bundle(const std::string& path, const Bundle& b) {
+  std::ostringstream h;
+  h << "TEMPER-BUNDLE 1\n";
+  for (const Attr& a : b.attrs) {
+    h << "attr " << a.name << ' ' << a.kind;
+    if (a.kind == "int" || a.kind == "bool") h << ' ' << a.i;
+    else if (a.kind == "float") h << ' ' << format_double(a.f);
+    else if (a.kind == "string") h << ' ' << a.s;
+    else if (a.kind == "ints") {
+      h << ' ' << a.ints.size();
+      for (int64_t v : a.ints) h << ' ' << v;
+    } else if (a.kind == "floats") {
+      h << ' ' << a.floats.size();
+      for (double v : a.floats) h << ' ' << format_double(v);
+    }
+    h << '\n';
+  }
+  uint64_t offset = 0;
+  for (const Tensor& t : b.tensors) {
+    h << "tensor " << t.name << ' ' << t.dtype << ' ' << t.shape.size();
+    for (int64_t d : t.shape) h << ' ' << d;
+    h << ' ' << offset << ' ' << t.bytes.size() << '\n';
+    offset += (t.bytes.size() + 63) / 64 * 64;
+  }
+  h << "end\n";
+  std::string header = h.str();
+  header.resize((header.size() + 63) / 64 * 64, '\0');
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return "cannot open " + path + " for writing";
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  static const char zeros[64] = {};
+  for (const Tensor& t : b.tensors) {
+    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+    size_t pad = (64 - t.bytes.size() % 64) % 64;
+    out.write(zeros, static_cast<std::streamsize>(pad));
+  }
+  out.flush();
+  if (!out) return "write failed: " + path;
+  return {};
+}
+
+// Reads a bundle. Returns an empty string on success, else what went wrong.
+inline std::string read_bundle(const std::string& path, Bundle& b) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot open " + path;
+  std::string line;
+  if (!std::getline(in, line) || line != "TEMPER-BUNDLE 1") return path + ": not a temper bundle";
+  struct Pending {
+    uint64_t offset, nbytes;
+  };
+  std::vector<Pending> pending;
+  size_t header_bytes = line.size() + 1;
+  bool ended = false;
+  while (std::getline(in, line)) {
+    header_bytes += line.size() + 1;
+    if (line == "end") {
+      ended = true;
+      break;
+    }
+    std::istringstream ls(line);
+    std::string word;
+    ls >> word;
+    if (word == "attr") {
+      Attr a;
+      ls >> a.name >> a.kind;
+      if (a.kind == "int" || a.kind == "bool") ls >> a.i;
+      else if (a.kind == "float") ls >> a.f;
+      else if (a.kind == "string") {
+        std::getline(ls, a.s);
+        if (!a.s.empty() && a.s[0] == ' ') a.s.erase(0, 1);
+      } else if (a.kind == "ints" || a.kind == "floats") {
+        size_t n = 0;
+        ls >> n;
+        for (size_t k = 0; k < n; ++k) {
+          if (a.kind == "ints") {
+            int64_t v = 0;
+            ls >> v;
+            a.ints.push_back(v);
+          } else {
+            double v = 0;
+            ls >> v;
+            a.floats.push_back(v);
+          }
+        }
+      } else {
+        return path + ": unknown attr kind '" + a.kind + "'";
+      }
+      if (ls.fail()) return path + ": malformed attr line: " + line;
+      b.attrs.push_back(std::move(a));
+    } else if (word == "tensor") {
+      Tensor t;
+      size_t rank = 0;
+      ls >> t.name >> t.dtype >> rank;
+      t.shape.resize(rank);
+      for (auto& d : t.shape) ls >> d;
+      Pending p{};
+      ls >> p.offset >> p.nbytes;
+      if (ls.fail()) return path + ": malformed tensor line: " + line;
+      pending.push_back(p);
+      b.tensors.push_back(std::move(t));
+    } else {
+      return path + ": unexpected header line: " + line;
+    }
+  }
+  if (!ended) return path + ": truncated header";
+  uint64_t data_start = (header_bytes + 63) / 64 * 64;
+  for (size_t k = 0; k < pending.size(); ++k) {
+    in.seekg(static_cast<std::streamoff>(data_start + pending[k].offset));
+    b.tensors[k].bytes.resize(pending[k].nbytes);
+    in.read(reinterpret_cast<char*>(b.tensors[k].bytes.data()), static_cast<std::streamsize>(pending[k].nbytes));
+    if (!in) return path + ": truncated data for tensor " + b.tensors[k].name;
+  }
+  return {};
+}
+
+} // namespace temper_bundle
+
+#endif // TEMPER_BUNDLE_H

@@ -1,0 +1,181 @@
+// The golden-writer API. A task's golden is one C++ file that defines
+//
+//     void temper_golden(temper_golden::Context& ctx);
+//
+// reading inputs and attributes from ctx and adding outputs to it. temper compiles the file
+// twice: once with `real` = double (the fp64 golden, the correctness oracle) and once with
+// TEMPER_GOLDEN_LOWP defined, where `real` = float and round() rounds to the output dtype, to get
+// the same-precision CPU computation that the cann-bench and flashattention standards compare
+// against. Write the golden from the operator's public semantics, plainly: it is the oracle.
+//
+// When temper compiles a golden it defines TEMPER_GOLDEN_MAIN, which adds a main() that reads an
+// input bundle (argv[1]) and writes the output bundle (argv[2]).
+#ifndef TEMPER_GOLDEN_H
+#define TEMPER_GOLDEN_H
+
+#include <temper/bundle.h>
+#include <temper/half.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace temper_golden {
+
+#ifdef TEMPER_GOLDEN_LOWP
+using real = float;
+inline constexpr bool lowp = true;
+#else
+using real = double;
+inline constexpr bool lowp = false;
+#endif
+
+// A dense row-major array of `real`, remembering the dtype it came from or will be stored as.
+struct Array {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::vector<real> data;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
+  int rank() const { return static_cast<int>(shape.size()); }
+  // Row-major strides in elements.
+  std::vector<int64_t> strides() const {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (int d = rank() - 2; d >= 0; --d) s[d] = s[d + 1] * shape[d + 1];
+    return s;
+  }
+};
+
+// Rounds v to the precision of dtype in the low-precision build; the identity in the fp64 build.
+inline real round(real v, const std::string& dtype) {
+  if constexpr (!lowp) {
+    (void)dtype;
+    return v;
+  } else {
+    float f = static_cast<float>(v);
+    if (dtype == "float16") return temper_f16_to_f32(temper_f32_to_f16(f));
+    if (dtype == "bfloat16") return temper_bf16_to_f32(temper_f32_to_bf16(f));
+    return f;
+  }
+}
+
+class Context {
+public:
+  std::vector<Array> inputs;
+  std::vector<Array> outputs;
+  std::vector<temper_bundle::Attr> attrs;
+
+  const Array& input(size_t k) const {
+    if (k >= inputs.size()) throw std::runtime_error("golden asked for input " + std::to_string(k) + " of " + std::to_string(inputs.size()));
+    return inputs[k];
+  }
+  Array& add_output(const std::string& name, std::vector<int64_t> shape, const std::string& dtype) {
+    Array a;
+    a.name = name;
+    a.dtype = dtype;
+    a.shape = std::move(shape);
+    a.data.assign(static_cast<size_t>(a.numel()), real(0));
+    outputs.push_back(std::move(a));
+    return outputs.back();
+  }
+  const temper_bundle::Attr* find_attr(const std::string& name) const {
+    for (const auto& a : attrs)
+      if (a.name == name) return &a;
+    return nullptr;
+  }
+  int64_t attr_int(const std::string& name, int64_t dflt) const {
+    const auto* a = find_attr(name);
+    if (!a) return dflt;
+    return a->kind == "float" ? static_cast<int64_t>(a->f) : a->i;
+  }
+  double attr_float(const std::string& name, double dflt) const {
+    const auto* a = find_attr(name);
+    if (!a) return dflt;
+    return a->kind == "float" ? a->f : static_cast<double>(a->i);
+  }
+  bool attr_bool(const std::string& name, bool dflt) const { return attr_int(name, dflt ? 1 : 0) != 0; }
+};
+
+namespace detail {
+
+inline double load(const unsigned char* p, const std::string& dtype, size_t i) {
+  if (dtype == "float32") { float v; std::memcpy(&v, p + 4 * i, 4); return v; }
+  if (dtype == "float64") { double v; std::memcpy(&v, p + 8 * i, 8); return v; }
+  if (dtype == "float16") { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return temper_f16_to_f32(v); }
+  if (dtype == "bfloat16") { uint16_t v; std::memcpy(&v, p + 2 * i, 2); return temper_bf16_to_f32(v); }
+  if (dtype == "int8") return static_cast<int8_t>(p[i]);
+  if (dtype == "uint8" || dtype == "bool") return p[i];
+  if (dtype == "int16") { int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
+  if (dtype == "int32") { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+  if (dtype == "int64") { int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
+  throw std::runtime_error("golden: unsupported input dtype " + dtype);
+}
+
+inline int run_main(int argc, char** argv, void (*fn)(Context&)) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: %s INPUT_BUNDLE OUTPUT_BUNDLE\n", argv[0]);
+    return 2;
+  }
+  try {
+    temper_bundle::Bundle in;
+    std::string err = temper_bundle::read_bundle(argv[1], in);
+    if (!err.empty()) throw std::runtime_error(err);
+    Context ctx;
+    ctx.attrs = in.attrs;
+    for (auto& t : in.tensors) {
+      Array a;
+      a.name = t.name;
+      a.dtype = t.dtype;
+      a.shape = t.shape;
+      size_t n = static_cast<size_t>(a.numel());
+      a.data.resize(n);
+      for (size_t i = 0; i < n; ++i) a.data[i] = static_cast<real>(load(t.bytes.data(), t.dtype, i));
+      ctx.inputs.push_back(std::move(a));
+    }
+    fn(ctx);
+    temper_bundle::Bundle out;
+    for (auto& a : ctx.outputs) {
+      temper_bundle::Tensor t;
+      t.name = a.name;
+      t.shape = a.shape;
+      // The fp64 build stores float64; the low-precision build stores values already rounded to
+      // the output dtype, as float64 too, so the reader has one format to handle.
+      t.dtype = "float64";
+      t.bytes.resize(a.data.size() * 8);
+      for (size_t i = 0; i < a.data.size(); ++i) {
+        double v = lowp ? static_cast<double>(round(a.data[i], a.dtype)) : static_cast<double>(a.data[i]);
+        std::memcpy(t.bytes.data() + 8 * i, &v, 8);
+      }
+      out.tensors.push_back(std::move(t));
+      temper_bundle::Attr dt;
+      dt.name = "dtype." + a.name;
+      dt.kind = "string";
+      dt.s = a.dtype;
+      out.attrs.push_back(dt);
+    }
+    err = temper_bundle::write_bundle(argv[2], out);
+    if (!err.empty()) throw std::runtime_error(err);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "golden: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace detail
+} // namespace temper_golden
+
+void temper_golden(temper_golden::Context& ctx);
+
+#ifdef TEMPER_GOLDEN_MAIN
+int main(int argc, char** argv) { return temper_golden::detail::run_main(argc, argv, &temper_golden); }
+#endif
+
+#endif // TEMPER_GOLDEN_H

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages temper needs to build and test, skipping what is present.
+# Idempotent and quiet when nothing is missing, so `make run` and `make test` can call it every time.
+set -euo pipefail
+
+packages=(
+  build-essential g++ clang cmake ninja-build pkg-config binutils
+  nlohmann-json3-dev libcli11-dev libfmt-dev libexpected-dev libyaml-cpp-dev
+  libseccomp-dev libsqlite3-dev libxxhash-dev libgtest-dev libgmock-dev libbenchmark-dev
+  valgrind
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,71 @@
+// The judge's side of a temper-worker process: starts it on one kernel artifact and a shared
+// arena, and drives it over a pipe one command at a time. Whatever the kernel does (crash, hang,
+// error return, runaway memory) comes back as a CallResult, never as a failure of temper.
+#pragma once
+
+#include "backend/arena.h"
+#include "core/task.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace temper::backend {
+
+struct WorkerOptions {
+  std::filesystem::path worker_exe;  // the temper-worker binary
+  std::filesystem::path artifact;    // the kernel's shared object
+  int threads = 1;                   // passed to the kernel as num_threads
+  std::chrono::milliseconds call_timeout{60'000};
+  size_t memory_limit_bytes = size_t{4} << 30; // address space beyond the arena (RLIMIT_AS)
+  std::vector<std::pair<std::string, core::AttrValue>> attrs;
+};
+
+enum class CallOutcome {
+  Ok,           // the kernel returned 0
+  KernelError,  // the kernel returned non-zero, or could not be loaded (missing symbol, ...)
+  Crashed,      // the worker died on a signal or exited during a call
+  TimedOut,     // the call exceeded call_timeout; the worker was killed
+  HarnessError, // temper itself could not start or talk to the worker
+};
+
+std::string_view call_outcome_name(CallOutcome o);
+
+struct CallResult {
+  CallOutcome outcome = CallOutcome::HarnessError;
+  int kernel_status = 0;       // the kernel's return value
+  std::string message;         // the kernel's error text, the signal, or the harness problem
+  double kernel_seconds = 0;   // measured by the worker around the call (monotonic clock)
+  double round_trip_seconds = 0; // measured by the judge around the command
+
+  bool ok() const { return outcome == CallOutcome::Ok; }
+};
+
+class Worker {
+public:
+  // Starts the process and loads the artifact. The result says whether loading worked; a
+  // Worker whose load failed can only be destroyed.
+  static std::pair<std::unique_ptr<Worker>, CallResult> start(const WorkerOptions& options,
+                                                               const SharedArena& arena);
+  ~Worker(); // asks the worker to exit, kills its process group if it does not
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Runs the kernel once on input set `set` (tensors as laid out in the arena).
+  CallResult run(int set);
+
+  // The last bytes the worker (and the kernel) wrote to stderr/stdout, for diagnostics.
+  std::string output_tail() const;
+  int pid() const;
+
+  struct Impl;
+
+private:
+  explicit Worker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace temper::backend

@@ -1,0 +1,126 @@
+#include "core/dtype.h"
+
+#include <temper/half.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace temper::core {
+
+std::optional<Dtype> parse_dtype(std::string_view n) {
+  if (n == "float16" || n == "fp16" || n == "half") return Dtype::F16;
+  if (n == "bfloat16" || n == "bf16") return Dtype::BF16;
+  if (n == "float32" || n == "fp32" || n == "float") return Dtype::F32;
+  if (n == "float64" || n == "fp64" || n == "double") return Dtype::F64;
+  if (n == "int8") return Dtype::I8;
+  if (n == "int16") return Dtype::I16;
+  if (n == "int32") return Dtype::I32;
+  if (n == "int64") return Dtype::I64;
+  if (n == "uint8") return Dtype::U8;
+  if (n == "bool") return Dtype::Bool;
+  return std::nullopt;
+}
+
+std::string_view dtype_name(Dtype d) {
+  switch (d) {
+  case Dtype::F32: return "float32";
+  case Dtype::F16: return "float16";
+  case Dtype::BF16: return "bfloat16";
+  case Dtype::F64: return "float64";
+  case Dtype::I8: return "int8";
+  case Dtype::I16: return "int16";
+  case Dtype::I32: return "int32";
+  case Dtype::I64: return "int64";
+  case Dtype::U8: return "uint8";
+  case Dtype::Bool: return "bool";
+  }
+  return "?";
+}
+
+size_t dtype_size(Dtype d) {
+  switch (d) {
+  case Dtype::F64:
+  case Dtype::I64: return 8;
+  case Dtype::F32:
+  case Dtype::I32: return 4;
+  case Dtype::F16:
+  case Dtype::BF16:
+  case Dtype::I16: return 2;
+  case Dtype::I8:
+  case Dtype::U8:
+  case Dtype::Bool: return 1;
+  }
+  return 1;
+}
+
+bool is_floating(Dtype d) {
+  return d == Dtype::F32 || d == Dtype::F16 || d == Dtype::BF16 || d == Dtype::F64;
+}
+
+namespace {
+template <typename T>
+T load_as(const void* data, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const unsigned char*>(data) + i * sizeof(T), sizeof(T));
+  return v;
+}
+template <typename T>
+void store_as(void* data, size_t i, T v) {
+  std::memcpy(static_cast<unsigned char*>(data) + i * sizeof(T), &v, sizeof(T));
+}
+template <typename T>
+T saturate(double v) {
+  if (std::isnan(v)) return T(0);
+  double r = std::nearbyint(v);
+  if (r <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(r);
+}
+
+// double -> float with round-to-odd: a following round-to-nearest-even to fp16 or bf16 (both far
+// narrower than float) then equals a direct correctly rounded conversion, with no double rounding.
+float to_float_round_odd(double v) {
+  float f = static_cast<float>(v);
+  if (!std::isfinite(f) || static_cast<double>(f) == v) return f;
+  uint32_t b = temper_f32_bits(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) b -= 1; // truncate toward zero
+  return temper_bits_f32(b | 1u);
+}
+uint16_t double_to_f16(double v) { return temper_f32_to_f16(to_float_round_odd(v)); }
+uint16_t double_to_bf16(double v) { return temper_f32_to_bf16(to_float_round_odd(v)); }
+} // namespace
+
+double load_double(const void* data, Dtype d, size_t i) {
+  switch (d) {
+  case Dtype::F32: return load_as<float>(data, i);
+  case Dtype::F64: return load_as<double>(data, i);
+  case Dtype::F16: return temper_f16_to_f32(load_as<uint16_t>(data, i));
+  case Dtype::BF16: return temper_bf16_to_f32(load_as<uint16_t>(data, i));
+  case Dtype::I8: return load_as<int8_t>(data, i);
+  case Dtype::I16: return load_as<int16_t>(data, i);
+  case Dtype::I32: return load_as<int32_t>(data, i);
+  case Dtype::I64: return static_cast<double>(load_as<int64_t>(data, i));
+  case Dtype::U8:
+  case Dtype::Bool: return load_as<uint8_t>(data, i);
+  }
+  return 0;
+}
+
+void store_double(void* data, Dtype d, size_t i, double v) {
+  switch (d) {
+  case Dtype::F32: store_as<float>(data, i, static_cast<float>(v)); return;
+  case Dtype::F64: store_as<double>(data, i, v); return;
+  case Dtype::F16: store_as<uint16_t>(data, i, double_to_f16(v)); return;
+  case Dtype::BF16: store_as<uint16_t>(data, i, double_to_bf16(v)); return;
+  case Dtype::I8: store_as<int8_t>(data, i, saturate<int8_t>(v)); return;
+  case Dtype::I16: store_as<int16_t>(data, i, saturate<int16_t>(v)); return;
+  case Dtype::I32: store_as<int32_t>(data, i, saturate<int32_t>(v)); return;
+  case Dtype::I64: store_as<int64_t>(data, i, saturate<int64_t>(v)); return;
+  case Dtype::U8: store_as<uint8_t>(data, i, saturate<uint8_t>(v)); return;
+  case Dtype::Bool: store_as<uint8_t>(data, i, static_cast<uint8_t>(v != 0 && !std::isnan(v))); return;
+  }
+}
+
+} // namespace temper::core

@@ -1,0 +1,42 @@
+// Element types: names as proto.yaml spells them, sizes, and conversions to and from double.
+#pragma once
+
+#include <temper/kernel.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace temper::core {
+
+// Values equal the ABI's temper_dtype.
+enum class Dtype : int32_t {
+  F32 = TEMPER_F32,
+  F16 = TEMPER_F16,
+  BF16 = TEMPER_BF16,
+  F64 = TEMPER_F64,
+  I8 = TEMPER_I8,
+  I16 = TEMPER_I16,
+  I32 = TEMPER_I32,
+  I64 = TEMPER_I64,
+  U8 = TEMPER_U8,
+  Bool = TEMPER_BOOL,
+};
+
+// Accepts the proto.yaml names (float16, bfloat16, float32, float64, int8..int64, uint8, bool)
+// and common aliases (fp16, half, bf16, fp32, float, fp64, double).
+std::optional<Dtype> parse_dtype(std::string_view name);
+std::string_view dtype_name(Dtype d); // canonical: float16, bfloat16, float32, ...
+size_t dtype_size(Dtype d);
+bool is_floating(Dtype d);
+
+// Element i of a dense buffer of dtype d, widened to double (exact for every supported dtype
+// except int64 beyond 2^53).
+double load_double(const void* data, Dtype d, size_t i);
+
+// Stores v into element i, rounding to nearest even for fp16/bf16/fp32 (inf and NaN kept) and
+// rounding then saturating for integers (NaN stores 0).
+void store_double(void* data, Dtype d, size_t i, double v);
+
+} // namespace temper::core

@@ -1,0 +1,32 @@
+// Deterministic input generation: values from a case's value_range, reproducible from a secret
+// job seed combined with the public case id, the trial number and the input's position.
+#pragma once
+
+#include "core/task.h"
+#include "core/tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace temper::core {
+
+// Mixes the job seed (secret), case id (public), trial and input index into one seed.
+uint64_t derive_seed(uint64_t job_seed, int64_t case_id, int trial, int input_index);
+
+// A short public name for a job seed, for reports: identifies the job without revealing it.
+std::string seed_id(uint64_t job_seed);
+
+// Fills `t` with values for `range`:
+//  - finite [lo, hi]: uniform; [0, 0] gives zeros;
+//  - [nan, nan]: all NaN;
+//  - an infinite bound (e.g. [-inf, inf]): mostly finite values of the dtype's range with about
+//    1 in 8 elements +inf or -inf on the infinite side(s), so kernels see both kinds.
+// Values are rounded to the tensor's dtype; integers are uniform over the rounded range.
+// Generation is parallel over blocks and independent of thread count.
+void fill_input(HostTensor& t, const ValueRange& range, uint64_t seed);
+
+// Generates every input of case `c` for one trial.
+std::vector<HostTensor> generate_inputs(const Operator& op, const Case& c, uint64_t job_seed, int trial);
+
+} // namespace temper::core
