@@ -1,6 +1,6 @@
 // The golden-writer API. A task's golden is one C++ file that defines
 //
-//     void temper_golden(temper_golden::Context& ctx);
+//     void temper_golden_compute(temper_golden::Context& ctx);
 //
 // reading inputs and attributes from ctx and adding outputs to it. temper compiles the file
 // twice: once with `real` = double (the fp64 golden, the correctness oracle) and once with
@@ -172,10 +172,10 @@ inline int run_main(int argc, char** argv, void (*fn)(Context&)) {
 } // namespace detail
 } // namespace temper_golden
 
-void temper_golden(temper_golden::Context& ctx);
+void temper_golden_compute(temper_golden::Context& ctx);
 
 #ifdef TEMPER_GOLDEN_MAIN
-int main(int argc, char** argv) { return temper_golden::detail::run_main(argc, argv, &temper_golden); }
+int main(int argc, char** argv) { return temper_golden::detail::run_main(argc, argv, &temper_golden_compute); }
 #endif
 
 #endif // TEMPER_GOLDEN_H

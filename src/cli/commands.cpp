@@ -1,1 +1,12 @@
-// placeholder: being written
+#include "cli/commands.h"
+
+namespace temper::cli {
+
+void register_all(CLI::App& app, Action& action) {
+  // Here rather than in main(): TEMPER_VERSION is defined for this library only.
+  app.set_version_flag("--version", std::string("temper ") + TEMPER_VERSION);
+  register_task_commands(app, action);
+  register_judge_command(app, action);
+}
+
+} // namespace temper::cli

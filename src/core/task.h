@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/dtype.h"
+#include "core/expr.h"
 #include "core/tensor.h"
 #include "util/error.h"
 
@@ -20,6 +21,10 @@ namespace temper::core {
 enum class AttrKind { Int, Float, Bool, String, IntList, FloatList };
 
 std::string_view attr_kind_name(AttrKind k); // int, float, bool, string, ints, floats
+
+// Reads a proto.yaml attr type, case-insensitively: int/int64/int32, float/float32/double,
+// bool, str/string, and lists as ints/list_int/listint/int[]/list[int] (floats alike).
+std::optional<AttrKind> parse_attr_kind(std::string_view name);
 
 struct AttrValue {
   AttrKind kind = AttrKind::Int;
@@ -58,6 +63,9 @@ struct Operator {
   std::vector<AttrDecl> attrs;
   std::vector<TensorDecl> inputs;
   std::vector<TensorDecl> outputs;
+
+  const AttrDecl* find_attr(std::string_view name) const;
+  nlohmann::json to_json() const;
 };
 
 // Where a value came from, for diagnostics.
@@ -95,11 +103,20 @@ struct ToleranceSpec {
   std::optional<double> rtol;
   std::optional<double> matched_ratio; // flashinfer-bench
   std::optional<double> factor;        // flashattention, default 2
+
+  nlohmann::json to_json() const; // only the numbers that were given
 };
 
 struct CostModel {
   std::string bytes; // expression of the case's shapes and dtypes
   std::string flops;
+};
+
+// An operator-specific validity check, evaluated per case (see expr.h for the language).
+struct Constraint {
+  Expr check;
+  std::string message; // shown when the check is false
+  SourceLoc where;     // the temper.yaml entry
 };
 
 struct TemperConfig {
@@ -113,6 +130,10 @@ struct TemperConfig {
   nlohmann::json timing = nlohmann::json::object();         // timing overrides, kept verbatim
   std::optional<CostModel> cost;
   int trials = 3;                                            // correctness trials per case
+  std::vector<Constraint> constraints;
+  bool present = false;                                      // the task has a temper.yaml
+
+  nlohmann::json to_json() const;
 };
 
 struct Task {
@@ -124,6 +145,7 @@ struct Task {
 
   const Case* find_case(int64_t id) const;
   const ToleranceSpec& tolerance_for(const std::string& output) const;
+  nlohmann::json to_json() const; // the whole task, with schema_version
 };
 
 } // namespace temper::core

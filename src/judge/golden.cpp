@@ -1,1 +1,152 @@
-// placeholder: being written
+#include "judge/golden.h"
+
+#include "util/fs.h"
+#include "util/hash.h"
+
+#include <temper/bundle.h>
+
+#include <cstring>
+#include <unistd.h>
+
+namespace temper::judge {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int index_of(GoldenPrecision p) { return p == GoldenPrecision::Fp64 ? 0 : 1; }
+
+temper_bundle::Attr to_bundle_attr(const std::string& name, const core::AttrValue& v) {
+  temper_bundle::Attr a;
+  a.name = name;
+  a.kind = std::string(core::attr_kind_name(v.kind));
+  a.i = v.i;
+  a.f = v.f;
+  a.s = v.s;
+  a.ints = v.ints;
+  a.floats = v.floats;
+  return a;
+}
+
+Expected<GoldenResult> read_outputs(const fs::path& file) {
+  temper_bundle::Bundle b;
+  if (std::string err = temper_bundle::read_bundle(file.string(), b); !err.empty()) return fail("{}", err);
+  GoldenResult r;
+  for (auto& t : b.tensors) {
+    if (t.dtype != "float64") return fail("{}: golden output {} is {}, expected float64", file.string(), t.name, t.dtype);
+    GoldenOutput o;
+    o.name = t.name;
+    o.shape = t.shape;
+    std::string dtype_name = "float32";
+    for (const auto& a : b.attrs)
+      if (a.name == "dtype." + t.name) dtype_name = a.s;
+    auto dt = core::parse_dtype(dtype_name);
+    if (!dt) return fail("{}: golden output {} has unknown dtype '{}'", file.string(), t.name, dtype_name);
+    o.dtype = *dt;
+    size_t n = t.bytes.size() / 8;
+    if (static_cast<int64_t>(n) != core::numel(o.shape)) {
+      return fail("{}: golden output {} has {} values for shape {}", file.string(), t.name, n, core::shape_string(o.shape));
+    }
+    o.values.resize(n);
+    std::memcpy(o.values.data(), t.bytes.data(), n * 8);
+    r.outputs.push_back(std::move(o));
+  }
+  if (r.outputs.empty()) return fail("{}: the golden produced no outputs", file.string());
+  return r;
+}
+
+} // namespace
+
+GoldenRunner::GoldenRunner(const core::Task& task, build::CompileCache& cache, util::ProcessRunner& runner,
+                           fs::path cache_dir)
+    : m_task(task), m_cache(cache), m_runner(runner), m_cache_dir(std::move(cache_dir)) {}
+
+Status GoldenRunner::prepare() {
+  if (m_task.config.golden.empty()) {
+    return fail("task {} has no golden: add `golden: golden.cpp` to its temper.yaml", m_task.dir.string());
+  }
+  std::vector<build::CompileRequest> reqs(2);
+  for (int k = 0; k < 2; ++k) {
+    auto& r = reqs[k];
+    r.source = m_task.config.golden;
+    r.kind = build::ArtifactKind::Executable;
+    // The oracle must be IEEE-exact and reproducible: no contraction into FMAs, no -march.
+    r.flags = {"-O2", "-ffp-contract=off"};
+    r.defines = {{"TEMPER_GOLDEN_MAIN", ""}};
+    if (k == 1) r.defines.emplace_back("TEMPER_GOLDEN_LOWP", "");
+    r.label = k == 0 ? "golden" : "golden (low precision)";
+  }
+  auto results = m_cache.compile_all(reqs, 2);
+  for (int k = 0; k < 2; ++k) {
+    if (!results[k]) return tl::unexpected(results[k].error());
+    const auto& r = *results[k];
+    if (!r.ok) return fail("the golden {} does not compile:\n{}", m_task.config.golden.string(), r.diagnostics);
+    m_exe[k] = r.artifact;
+    m_exe_key[k] = r.key;
+    m_compile_seconds += r.cache_hit ? 0.0 : r.seconds;
+  }
+  return {};
+}
+
+std::string GoldenRunner::key(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                              GoldenPrecision precision) const {
+  util::Hasher h;
+  h.add("golden-key-v1").add(m_exe_key[index_of(precision)]);
+  for (const auto& [name, value] : c.attrs) h.add(name).add(value.to_json().dump());
+  for (const auto& t : inputs) {
+    h.add(t.spec.name).add(std::string(core::dtype_name(t.spec.dtype))).add(core::shape_string(t.spec.shape));
+    h.add_raw(t.buffer.data(), t.spec.bytes());
+  }
+  return h.hex();
+}
+
+Expected<GoldenResult> GoldenRunner::outputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                             GoldenPrecision precision) {
+  int k = index_of(precision);
+  if (m_exe[k].empty()) return fail("GoldenRunner::prepare() was not called");
+  std::string id = key(c, inputs, precision);
+  fs::path cached = m_cache_dir / id.substr(0, 2) / (id + ".bundle");
+  std::error_code ec;
+  if (fs::is_regular_file(cached, ec)) {
+    auto r = read_outputs(cached);
+    if (r) {
+      r->cache_hit = true;
+      return r;
+    }
+    fs::remove(cached, ec); // unreadable: recompute
+  }
+
+  util::TempDir tmp("temper-golden");
+  temper_bundle::Bundle in;
+  for (const auto& [name, value] : c.attrs) in.attrs.push_back(to_bundle_attr(name, value));
+  for (const auto& t : inputs) {
+    temper_bundle::Tensor bt;
+    bt.name = t.spec.name;
+    bt.dtype = std::string(core::dtype_name(t.spec.dtype));
+    bt.shape = t.spec.shape;
+    bt.bytes.assign(t.buffer.data(), t.buffer.data() + t.spec.bytes());
+    in.tensors.push_back(std::move(bt));
+  }
+  fs::path in_file = tmp.path() / "inputs.bundle";
+  fs::path out_file = tmp.path() / "outputs.bundle";
+  if (std::string err = temper_bundle::write_bundle(in_file.string(), in); !err.empty()) return fail("{}", err);
+
+  util::Command cmd;
+  cmd.argv = {m_exe[k].string(), in_file.string(), out_file.string()};
+  cmd.timeout = std::chrono::seconds(1800);
+  util::ProcessResult pr = m_runner.run(cmd);
+  if (!pr.ok()) {
+    return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
+  }
+  TEMPER_TRY_ASSIGN(GoldenResult r, read_outputs(out_file));
+  r.seconds = pr.seconds;
+  TEMPER_TRY(util::make_dirs(cached.parent_path()));
+  fs::path staged = cached;
+  staged += ".tmp." + std::to_string(::getpid());
+  fs::copy_file(out_file, staged, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(staged, cached, ec);
+  if (ec) fs::remove(staged, ec); // caching is best effort; the result stands
+  return r;
+}
+
+} // namespace temper::judge

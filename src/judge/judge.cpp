@@ -1,1 +1,269 @@
-// placeholder: being written
+#include "judge/judge.h"
+
+#include "build/compile_cache.h"
+#include "core/inputs.h"
+#include "core/task_loader.h"
+#include "judge/correctness.h"
+#include "judge/golden.h"
+#include "util/fs.h"
+#include "util/hash.h"
+#include "util/host.h"
+#include "util/progress.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <fcntl.h>
+#include <future>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace temper::judge {
+
+namespace fs = std::filesystem;
+
+bool JudgeReport::all_passed() const {
+  for (const auto& c : cases)
+    if (c.status != CaseStatus::Passed) return false;
+  return !cases.empty();
+}
+
+namespace {
+uint64_t random_seed() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+} // namespace
+
+uint64_t machine_secret_seed() {
+  fs::path file = util::cache_root() / "secret-seed";
+  if (auto text = util::read_file(file); text && text->size() >= 16) {
+    try {
+      return std::stoull(text->substr(0, 16), nullptr, 16);
+    } catch (...) {
+    }
+  }
+  uint64_t seed = random_seed();
+  if (util::make_dirs(file.parent_path())) {
+    std::string text = fmt::format("{:016x}\n", seed);
+    fs::path tmp = file;
+    tmp += fmt::format(".{}", ::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) {
+      bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      ::close(fd);
+      // link() fails if another process created it first; then theirs wins and we reread it.
+      if (ok && ::link(tmp.c_str(), file.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        return machine_secret_seed();
+      }
+      ::unlink(tmp.c_str());
+    }
+  }
+  return seed;
+}
+
+fs::path default_worker_exe() {
+  if (const char* w = std::getenv("TEMPER_WORKER"); w && *w) return w;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return exe.parent_path() / "temper-worker";
+}
+
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int job_count(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Runs fn(i) for i in [0, n) on `jobs` threads.
+template <typename Fn>
+void parallel_for(size_t n, int jobs, Fn fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < n;) fn(i);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(jobs, static_cast<int>(n)); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+bool task_needs_lowp(const core::Task& task, const std::vector<GoldenOutput>& outs) {
+  for (const auto& o : outs) {
+    const auto& s = task.tolerance_for(o.name).standard;
+    if (s == "cann-bench" || s == "flashattention") return true;
+  }
+  return false;
+}
+
+} // namespace
+
+Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& runner) {
+  auto t0 = std::chrono::steady_clock::now();
+  util::Progress progress(opt.progress);
+  TEMPER_TRY_ASSIGN(core::Task task, core::load_task(opt.task_dir));
+
+  std::vector<const core::Case*> cases;
+  if (opt.case_ids.empty()) {
+    for (const auto& c : task.cases) cases.push_back(&c);
+  } else {
+    for (int64_t id : opt.case_ids) {
+      const core::Case* c = task.find_case(id);
+      if (!c) return fail("task {} has no case {} (it has cases {}..{})", task.op.name, id, task.cases.front().id, task.cases.back().id);
+      cases.push_back(c);
+    }
+  }
+  if (cases.empty()) return fail("task {} has no cases", task.dir.string());
+
+  std::error_code ec;
+  if (!fs::is_regular_file(opt.candidate, ec)) return fail("candidate {} is not a file", opt.candidate.string());
+  TEMPER_TRY_ASSIGN(std::string source_text, util::read_file(opt.candidate));
+  fs::path worker_exe = opt.worker_exe.empty() ? default_worker_exe() : opt.worker_exe;
+  if (!fs::is_regular_file(worker_exe, ec)) return fail("the worker binary {} is missing; rebuild temper", worker_exe.string());
+
+  const int jobs = job_count(opt.jobs);
+  const uint64_t job_seed = opt.seed ? *opt.seed : opt.fresh_seed ? random_seed() : machine_secret_seed();
+  const int trials = std::max(3, opt.trials.value_or(task.config.trials));
+
+  build::CompileCache cache(util::cache_root() / "compile", opt.compiler, runner);
+  TEMPER_TRY_ASSIGN(build::CompilerIdentity compiler_id, build::identify_compiler(opt.compiler.program, runner));
+  GoldenRunner golden(task, cache, runner, util::cache_root() / "golden");
+
+  // 1. Build: the golden and the candidate (once, or once per case when it asks to be
+  // specialized), all through the cache, in parallel.
+  const bool specialized = build::wants_specialization(source_text);
+  std::vector<build::CompileRequest> reqs;
+  if (specialized) {
+    for (const auto* c : cases) {
+      build::CompileRequest r;
+      r.source = opt.candidate;
+      r.defines = build::specialization_defines(task.op, *c);
+      r.label = fmt::format("case {}", c->id);
+      reqs.push_back(std::move(r));
+    }
+  } else {
+    build::CompileRequest r;
+    r.source = opt.candidate;
+    r.label = "candidate";
+    reqs.push_back(std::move(r));
+  }
+  progress.status(fmt::format("compiling {} candidate build(s) and the golden", reqs.size()));
+  auto golden_ready = std::async(std::launch::async, [&] { return golden.prepare(); });
+  std::atomic<int> compiled{0};
+  auto builds = cache.compile_all(reqs, jobs, [&](const build::CompileResult& r) {
+    progress.status(fmt::format("compiled {} ({}/{}){}", r.label, ++compiled, reqs.size(), r.cache_hit ? " [cached]" : ""));
+  });
+  TEMPER_TRY(golden_ready.get());
+  for (auto& b : builds)
+    if (!b) return tl::unexpected(b.error());
+
+  JudgeReport report;
+  report.golden_compile_seconds = golden.compile_seconds();
+  for (auto& b : builds) report.compile_seconds += b->cache_hit ? 0.0 : b->seconds;
+  report.cases.resize(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    CaseResult& r = report.cases[i];
+    const core::Case& c = *cases[i];
+    const build::CompileResult& b = *builds[specialized ? i : 0];
+    r.case_id = c.id;
+    r.dtypes = c.dtypes;
+    r.shapes = c.input_shapes;
+    r.attrs = c.attrs;
+    r.compile_seconds = b.seconds;
+    r.compile_cache_hit = b.cache_hit;
+    r.compile_diagnostics = b.diagnostics;
+    if (!b.ok) {
+      r.status = CaseStatus::CompileError;
+      auto first_line = b.diagnostics.find("error");
+      r.message = first_line == std::string::npos ? "the compiler failed"
+                                                  : b.diagnostics.substr(first_line, b.diagnostics.find('\n', first_line) - first_line);
+    }
+  }
+
+  // 2. Golden outputs of every trial of every case, before any candidate code is loaded. They
+  // land in the on-disk cache, which the checks below read back.
+  std::mutex err_mu;
+  std::optional<Error> first_error;
+  std::atomic<int> goldens_done{0};
+  parallel_for(cases.size(), jobs, [&](size_t i) {
+    CaseResult& r = report.cases[i];
+    if (r.status == CaseStatus::CompileError) return;
+    for (int t = 0; t < trials; ++t) {
+      auto inputs = core::generate_inputs(task.op, *cases[i], job_seed, t);
+      auto g = golden.outputs(*cases[i], inputs, GoldenPrecision::Fp64);
+      if (g && task_needs_lowp(task, g->outputs)) {
+        auto lp = golden.outputs(*cases[i], inputs, GoldenPrecision::LowPrecision);
+        if (!lp) g = tl::unexpected(lp.error());
+      }
+      if (!g) {
+        std::lock_guard lock(err_mu);
+        if (!first_error) first_error = g.error();
+        return;
+      }
+    }
+    progress.status(fmt::format("golden outputs: case {} done ({}/{})", cases[i]->id, ++goldens_done, cases.size()));
+  });
+  if (first_error) return tl::unexpected(*first_error);
+
+  // 3. Candidate checks, one fresh worker per case.
+  CorrectnessConfig cc;
+  cc.worker_exe = worker_exe;
+  cc.threads = task.config.threads;
+  cc.call_timeout = opt.call_timeout;
+  cc.memory_limit_bytes = opt.memory_limit_bytes;
+  cc.trials = trials;
+  cc.job_seed = job_seed;
+  std::atomic<int> checked{0};
+  parallel_for(cases.size(), jobs, [&](size_t i) {
+    CaseResult& r = report.cases[i];
+    if (r.status == CaseStatus::CompileError) return;
+    auto c0 = std::chrono::steady_clock::now();
+    const build::CompileResult& b = *builds[specialized ? i : 0];
+    Status s = check_case(task, *cases[i], b.artifact, golden, cc, r);
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    if (!s) {
+      std::lock_guard lock(err_mu);
+      if (!first_error) first_error = s.error();
+      return;
+    }
+    progress.status(fmt::format("checked case {}: {} ({}/{})", r.case_id, status_name(r.status), ++checked, cases.size()));
+  });
+  progress.finish();
+  if (first_error) return tl::unexpected(*first_error);
+
+  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.context = {
+      {"temper_version", opt.temper_version},
+      {"date", utc_now()},
+      {"host", util::host_info().to_json()},
+      {"compiler", {{"program", opt.compiler.program}, {"path", compiler_id.path}, {"version", compiler_id.version}}},
+      {"flags", opt.compiler.flags},
+      {"specialized_per_case", specialized},
+      {"job_seed_id", core::seed_id(job_seed)},
+      {"trials", trials},
+      {"threads", task.config.threads},
+      {"call_timeout_s", std::chrono::duration<double>(opt.call_timeout).count()},
+      {"task", {{"name", task.op.name}, {"dir", task.dir.string()}, {"cases_file", task.cases_file},
+                {"tolerance", task.config.tolerance.standard}}},
+      {"candidate", {{"path", opt.candidate.string()}, {"sha", util::hash_hex(source_text)}}},
+  };
+  return report;
+}
+
+} // namespace temper::judge

@@ -1,1 +1,183 @@
-// placeholder: being written
+#include "judge/report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <map>
+
+namespace temper::judge {
+
+std::string_view status_name(CaseStatus s) {
+  switch (s) {
+  case CaseStatus::Passed: return "PASSED";
+  case CaseStatus::IncorrectShape: return "INCORRECT_SHAPE";
+  case CaseStatus::IncorrectDtype: return "INCORRECT_DTYPE";
+  case CaseStatus::IncorrectNumerical: return "INCORRECT_NUMERICAL";
+  case CaseStatus::RuntimeError: return "RUNTIME_ERROR";
+  case CaseStatus::Crashed: return "CRASHED";
+  case CaseStatus::Timeout: return "TIMEOUT";
+  case CaseStatus::CompileError: return "COMPILE_ERROR";
+  case CaseStatus::RejectedCheat: return "REJECTED_CHEAT";
+  case CaseStatus::TooSlow: return "TOO_SLOW";
+  }
+  return "?";
+}
+
+nlohmann::json json_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+namespace {
+
+nlohmann::json comparison_json(const core::Comparison& c) {
+  nlohmann::json j = {{"standard", c.standard},
+                      {"passed", c.passed},
+                      {"numel", c.numel},
+                      {"max_abs", json_number(c.max_abs)},
+                      {"max_rel", json_number(c.max_rel)},
+                      {"mean_rel", json_number(c.mean_rel)},
+                      {"mismatches", c.mismatches},
+                      {"details", c.details}};
+  if (!c.passed) j["reason"] = c.reason;
+  return j;
+}
+
+std::string dtypes_text(const CaseResult& c) {
+  std::vector<std::string> names;
+  for (auto d : c.dtypes) names.emplace_back(core::dtype_name(d));
+  // Most cases use one dtype for every input; say it once.
+  bool same = std::all_of(names.begin(), names.end(), [&](const auto& n) { return n == names.front(); });
+  return same && !names.empty() ? names.front() : fmt::format("{}", fmt::join(names, ","));
+}
+
+std::string shapes_text(const CaseResult& c) {
+  std::vector<std::string> s;
+  for (const auto& shape : c.shapes) s.push_back(core::shape_string(shape));
+  return fmt::format("{}", fmt::join(s, " "));
+}
+
+std::string error_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (v == 0) return "0";
+  return fmt::format("{:.2e}", v);
+}
+
+} // namespace
+
+nlohmann::json case_to_json(const CaseResult& c) {
+  nlohmann::json attrs = nlohmann::json::object();
+  for (const auto& [name, value] : c.attrs) attrs[name] = value.to_json();
+  std::vector<std::string> dtypes;
+  for (auto d : c.dtypes) dtypes.emplace_back(core::dtype_name(d));
+  nlohmann::json j = {
+      {"case_id", c.case_id},
+      {"status", status_name(c.status)},
+      {"dtypes", dtypes},
+      {"shapes", c.shapes},
+      {"attrs", attrs},
+      {"max_abs_error", json_number(c.max_abs)},
+      {"max_rel_error", json_number(c.max_rel)},
+      {"mean_rel_error", json_number(c.mean_rel)},
+      {"mismatches", c.mismatches},
+      {"trials", c.trials_run},
+      {"nondeterministic", c.nondeterministic},
+      {"kernel_seconds", c.kernel_seconds},
+      {"wall_seconds", c.wall_seconds},
+      {"compile", {{"seconds", c.compile_seconds}, {"cache_hit", c.compile_cache_hit}}},
+      {"golden", {{"seconds", c.golden_seconds}, {"cache_hits", c.golden_cache_hits}}},
+  };
+  if (!c.message.empty()) j["message"] = c.message;
+  if (!c.reason_code.empty()) j["reason_code"] = c.reason_code;
+  if (c.status == CaseStatus::CompileError) j["compile"]["diagnostics"] = c.compile_diagnostics;
+  nlohmann::json outputs = nlohmann::json::object();
+  for (const auto& [name, cmp] : c.comparisons) outputs[name] = comparison_json(cmp);
+  j["outputs"] = outputs;
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& t : c.trials) {
+    trials.push_back({{"trial", t.trial}, {"passed", t.passed}, {"kernel_seconds", t.kernel_seconds},
+                      {"max_abs", json_number(t.max_abs)}, {"max_rel", json_number(t.max_rel)}});
+  }
+  j["trial_results"] = trials;
+  if (!c.first_mismatches.empty()) {
+    nlohmann::json m = nlohmann::json::array();
+    for (const auto& fm : c.first_mismatches) {
+      m.push_back({{"output", fm.output}, {"index", fm.at.index}, {"flat", fm.at.flat},
+                   {"got", json_number(fm.at.got)}, {"expected", json_number(fm.at.expected)}});
+    }
+    j["first_mismatches"] = m;
+  }
+  if (c.status == CaseStatus::Crashed || c.status == CaseStatus::RuntimeError || c.status == CaseStatus::Timeout) {
+    j["output_tail"] = c.output_tail;
+  }
+  return j;
+}
+
+nlohmann::json report_to_json(const JudgeReport& r) {
+  std::map<std::string, int> counts;
+  int passed = 0;
+  for (const auto& c : r.cases) {
+    counts[std::string(status_name(c.status))]++;
+    passed += c.status == CaseStatus::Passed;
+  }
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& c : r.cases) cases.push_back(case_to_json(c));
+  return {
+      {"schema_version", kReportSchemaVersion},
+      {"kind", "temper.judge.report"},
+      {"context", r.context},
+      {"summary",
+       {{"cases", r.cases.size()},
+        {"passed", passed},
+        {"all_passed", r.all_passed()},
+        {"status_counts", counts},
+        {"wall_seconds", r.wall_seconds},
+        {"compile_seconds", r.compile_seconds},
+        {"golden_compile_seconds", r.golden_compile_seconds}}},
+      {"cases", cases},
+  };
+}
+
+void print_table(const JudgeReport& r, std::ostream& out, bool color) {
+  auto paint = [&](CaseStatus s, const std::string& text) {
+    if (!color) return text;
+    const char* code = s == CaseStatus::Passed ? "\033[32m" : "\033[31m";
+    return fmt::format("{}{}\033[0m", code, text);
+  };
+  size_t shape_w = 5;
+  for (const auto& c : r.cases) shape_w = std::max(shape_w, shapes_text(c).size());
+  shape_w = std::min<size_t>(shape_w, 44);
+  out << fmt::format("{:>5}  {:<9} {:<{}} {:<20} {:>9} {:>9} {:>10}\n", "case", "dtype", "shape", shape_w, "status",
+                     "max_abs", "max_rel", "kernel_s");
+  int passed = 0;
+  for (const auto& c : r.cases) {
+    passed += c.status == CaseStatus::Passed;
+    std::string status(status_name(c.status));
+    if (c.nondeterministic && c.status == CaseStatus::Passed) status += "*";
+    std::string shape = shapes_text(c);
+    if (shape.size() > shape_w) shape = shape.substr(0, shape_w - 3) + "...";
+    out << fmt::format("{:>5}  {:<9} {:<{}} {} {:>9} {:>9} {:>10.6f}\n", c.case_id, dtypes_text(c), shape, shape_w,
+                       paint(c.status, fmt::format("{:<20}", status)), error_text(c.max_abs), error_text(c.max_rel),
+                       c.kernel_seconds);
+  }
+  bool any_note = false;
+  for (const auto& c : r.cases) {
+    if (c.message.empty()) continue;
+    if (!any_note) out << "\n";
+    any_note = true;
+    std::string reason = c.reason_code.empty() ? "" : fmt::format(" [{}]", c.reason_code);
+    out << fmt::format("case {}: {}{}: {}\n", c.case_id, status_name(c.status), reason, c.message);
+    if (!c.first_mismatches.empty()) {
+      size_t shown = 0;
+      for (const auto& m : c.first_mismatches) {
+        if (shown++ == 3) break;
+        out << fmt::format("    {}[{}]: got {}, expected {}\n", m.output, fmt::join(m.at.index, ", "), m.at.got, m.at.expected);
+      }
+    }
+  }
+  out << fmt::format("\n{} of {} cases passed ({:.1f} s)\n", passed, r.cases.size(), r.wall_seconds);
+}
+
+} // namespace temper::judge

@@ -39,8 +39,13 @@ struct UsageError {
     if (!temper_try_result_) return tl::unexpected<temper::Error>(temper_try_result_.error());     \
   } while (false)
 
-// Assigns the value of an Expected expression to `lhs`, or propagates its error.
-#define TEMPER_TRY_ASSIGN(lhs, expr)                                                               \
-  auto lhs##_expected_ = (expr);                                                                   \
-  if (!lhs##_expected_) return tl::unexpected<temper::Error>(lhs##_expected_.error());           \
-  lhs = std::move(*lhs##_expected_)
+#define TEMPER_CONCAT_INNER_(a, b) a##b
+#define TEMPER_CONCAT_(a, b) TEMPER_CONCAT_INNER_(a, b)
+
+// Declares or assigns `lhs` (e.g. `std::string text` or `x`) from an Expected expression, or
+// propagates its error.
+#define TEMPER_TRY_ASSIGN(lhs, expr) TEMPER_TRY_ASSIGN_IMPL_(TEMPER_CONCAT_(temper_try_, __LINE__), lhs, expr)
+#define TEMPER_TRY_ASSIGN_IMPL_(tmp, lhs, expr)                                                    \
+  auto tmp = (expr);                                                                               \
+  if (!tmp) return tl::unexpected<temper::Error>(tmp.error());                                     \
+  lhs = std::move(*tmp)

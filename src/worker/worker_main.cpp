@@ -1,1 +1,344 @@
-int main() { return 1; } // placeholder
+// temper-worker: runs one kernel artifact on tensors in a shared arena, driven by the judge over
+// the pipes described in backend/protocol.h. Deliberately small: the standard library, POSIX and
+// libdl only, so that the process a kernel shares holds as little as possible.
+//
+//   temper-worker --protocol 1
+//
+// fds 3 (commands), 4 (replies) and 5 (the arena) are set up by the judge; 0 is /dev/null and
+// 1/2 go to a pipe the judge drains. Every other inherited fd is closed at startup.
+#include "backend/protocol.h"
+
+#include <temper/kernel.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vector>
+
+namespace proto = temper::backend::protocol;
+
+namespace {
+
+// Address space allowed beyond the arena and the requested memory limit: the artifact's code,
+// libraries it pulls in (libgomp, libm), and per thread a stack plus a glibc malloc arena,
+// which reserves 64 MiB of address space by itself.
+constexpr uint64_t kBaseMargin = uint64_t{256} << 20;
+constexpr uint64_t kPerThreadMargin = uint64_t{96} << 20;
+constexpr size_t kMaxErrorBytes = 4096;
+
+[[noreturn]] void die(const char* what) {
+  std::fprintf(stderr, "temper-worker: %s\n", what);
+  std::fflush(nullptr);
+  ::_exit(2);
+}
+
+bool read_exact(int fd, char* p, size_t n) {
+  while (n > 0) {
+    ssize_t got = ::read(fd, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+void write_all(int fd, const std::string& s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  while (n > 0) {
+    ssize_t put = ::write(fd, p, n);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) ::_exit(0); // the judge is gone: nobody is left to report to
+    p += put;
+    n -= static_cast<size_t>(put);
+  }
+}
+
+// The next command; exits quietly on end of stream (the judge closed its end).
+proto::Frame read_frame(int fd) {
+  char len[4];
+  if (!read_exact(fd, len, 4)) ::_exit(0);
+  uint32_t n = 0;
+  std::memcpy(&n, len, 4);
+  if (n < 1 || n > proto::kMaxFrame) die("corrupt command stream");
+  std::string body(n, '\0');
+  if (!read_exact(fd, body.data(), n)) ::_exit(0);
+  proto::Frame f;
+  f.type = static_cast<proto::MsgType>(static_cast<uint8_t>(body[0]));
+  f.payload = body.substr(1);
+  return f;
+}
+
+// --- set_error --------------------------------------------------------------------------------
+
+char g_error[kMaxErrorBytes];
+size_t g_error_len = 0;
+
+extern "C" void worker_set_error(const char* message) {
+  if (message == nullptr) {
+    g_error_len = 0;
+    return;
+  }
+  size_t n = ::strnlen(message, kMaxErrorBytes);
+  std::memcpy(g_error, message, n);
+  g_error_len = n;
+}
+
+// --- process setup ----------------------------------------------------------------------------
+
+// Keeps the kernel from seeing the judge's files: only stdio and the protocol fds survive.
+void close_inherited_fds() {
+  constexpr int kFirst = proto::kArenaFd + 1;
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, kFirst, ~0U, 0) == 0) return;
+#endif
+  long max = ::sysconf(_SC_OPEN_MAX);
+  if (max < 0 || max > 65536) max = 65536;
+  for (int fd = kFirst; fd < max; ++fd) ::close(fd);
+}
+
+// If the judge dies (crash, SIGKILL, Ctrl-C on temper) while a kernel hangs, nothing would
+// ever stop this process: a tiny thread watches the command socket and ends the process when
+// the judge's end goes away. It only polls; it never reads, so commands stay with main().
+void* watchdog(void*) {
+  for (;;) {
+    pollfd p{proto::kCmdFd, POLLRDHUP, 0};
+    int rc = ::poll(&p, 1, -1);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) ::_exit(0);
+  }
+}
+
+void start_watchdog() {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  if (pthread_create(&t, &attr, watchdog, nullptr) != 0) die("cannot start the watchdog thread");
+  pthread_attr_destroy(&attr);
+}
+
+// Bytes of address space this process uses now (VmSize), or 0 if /proc is unavailable.
+uint64_t current_address_space() {
+  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128] = {};
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  return std::strtoull(buf, nullptr, 10) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// The seccomp hook. Called once, after the artifact is loaded (dlopen needs open/mmap and runs
+// its constructors) and before the first kernel call. It will restrict the process to what a
+// running kernel needs: memory management, threads, futexes, clock reads, writes to fds 1/2/4,
+// reads of fd 3, and exit; notably no open, socket, fork/exec or ptrace. For now it installs
+// nothing. Returns an empty string on success, else why it failed (a harness failure).
+std::string install_sandbox() { return {}; }
+
+// --- the loaded kernel ------------------------------------------------------------------------
+
+struct Kernel {
+  proto::LoadCommand load; // owns the strings and lists the attrs point into
+  temper_kernel_fn fn = nullptr;
+  int per_set = 0;
+  std::vector<temper_tensor> inputs;  // pristine descriptors, set-major
+  std::vector<temper_tensor> outputs;
+  std::vector<temper_attr> attrs;
+  // Per-call copies: a kernel may scribble on its argument structs; every call starts clean.
+  std::vector<temper_tensor> call_inputs;
+  std::vector<temper_tensor> call_outputs;
+  std::vector<temper_attr> call_attrs;
+};
+
+Kernel g_kernel;
+
+std::string load_failed(bool harness, const std::string& message) {
+  return proto::encode(proto::LoadFailedReply{harness, message});
+}
+
+bool make_tensor(const proto::TensorDesc& d, unsigned char* base, uint64_t arena_size, temper_tensor& t) {
+  if (d.shape.size() > TEMPER_MAX_RANK || d.strides.size() != d.shape.size()) return false;
+  if (d.offset > arena_size || d.bytes > arena_size - d.offset) return false;
+  t = temper_tensor{};
+  t.data = base + d.offset;
+  t.dtype = d.dtype;
+  t.rank = static_cast<int32_t>(d.shape.size());
+  for (size_t k = 0; k < d.shape.size(); ++k) {
+    t.shape[k] = d.shape[k];
+    t.strides[k] = d.strides[k];
+  }
+  return true;
+}
+
+// Handles LOAD; the reply frame to send.
+std::string handle_load(std::string_view payload) {
+  auto cmd = proto::decode_load(payload);
+  if (!cmd) return load_failed(true, "malformed LOAD command");
+  Kernel& k = g_kernel;
+  k.load = std::move(*cmd);
+  proto::LoadCommand& c = k.load;
+  if (c.version != proto::kVersion) {
+    return load_failed(true, "protocol version mismatch: judge " + std::to_string(c.version) + ", worker " +
+                                 std::to_string(proto::kVersion));
+  }
+  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) {
+    return load_failed(true, "inputs do not form whole input sets");
+  }
+  k.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
+  if (c.arena_size == 0 || c.arena_size > SIZE_MAX) return load_failed(true, "invalid arena size");
+
+  void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, c.arena_fd, 0);
+  if (base == MAP_FAILED) return load_failed(true, std::string("cannot map the arena: ") + std::strerror(errno));
+  ::close(c.arena_fd); // the mapping is all the kernel needs
+
+  auto* b = static_cast<unsigned char*>(base);
+  k.inputs.resize(c.inputs.size());
+  k.outputs.resize(c.outputs.size());
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!make_tensor(c.inputs[i], b, c.arena_size, k.inputs[i])) return load_failed(true, "invalid input tensor descriptor");
+  }
+  for (size_t i = 0; i < c.outputs.size(); ++i) {
+    if (!make_tensor(c.outputs[i], b, c.arena_size, k.outputs[i])) return load_failed(true, "invalid output tensor descriptor");
+  }
+  for (const auto& a : c.attrs) {
+    temper_attr t{};
+    t.name = a.name.c_str();
+    t.kind = a.kind;
+    t.i = a.i;
+    t.f = a.f;
+    t.s = a.s.c_str();
+    t.ints = a.ints.data();
+    t.floats = a.floats.data();
+    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
+    k.attrs.push_back(t);
+  }
+  k.call_inputs.resize(static_cast<size_t>(k.per_set));
+  k.call_outputs = k.outputs;
+  k.call_attrs = k.attrs;
+
+  // A runaway allocation must fail inside this process rather than take the machine. The
+  // arena is already mapped, so the current size accounts for it.
+  uint64_t threads = c.num_threads > 0 ? static_cast<uint64_t>(c.num_threads) : 1;
+  uint64_t used = current_address_space();
+  if (used == 0) used = c.arena_size + (uint64_t{64} << 20);
+  uint64_t limit = used + kBaseMargin + threads * kPerThreadMargin;
+  limit = c.memory_limit > UINT64_MAX - limit ? UINT64_MAX : limit + c.memory_limit;
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) != 0) return load_failed(true, std::string("getrlimit: ") + std::strerror(errno));
+  as.rlim_cur = as.rlim_max == RLIM_INFINITY ? limit : std::min<rlim_t>(limit, as.rlim_max);
+  if (::setrlimit(RLIMIT_AS, &as) != 0) return load_failed(true, std::string("setrlimit(RLIMIT_AS): ") + std::strerror(errno));
+
+  void* handle = ::dlopen(c.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* e = ::dlerror();
+    return load_failed(false, std::string("cannot load the artifact: ") + (e ? e : c.artifact.c_str()));
+  }
+  ::dlerror();
+  void* sym = ::dlsym(handle, "temper_kernel");
+  if (sym == nullptr) {
+    const char* e = ::dlerror();
+    return load_failed(false, std::string("the artifact does not export temper_kernel") + (e ? std::string(": ") + e : ""));
+  }
+  k.fn = reinterpret_cast<temper_kernel_fn>(sym);
+
+  std::string sandbox = install_sandbox();
+  if (!sandbox.empty()) return load_failed(true, "cannot install the sandbox: " + sandbox);
+  return proto::encode_loaded();
+}
+
+std::string handle_run(std::string_view payload) {
+  auto cmd = proto::decode_run(payload);
+  Kernel& k = g_kernel;
+  if (!cmd) die("malformed RUN command");
+  if (k.fn == nullptr) die("RUN before a successful LOAD");
+  if (cmd->set < 0 || cmd->set >= k.load.input_sets) die("RUN names an input set out of range");
+
+  const temper_tensor* set_inputs = k.inputs.data() + static_cast<size_t>(cmd->set) * static_cast<size_t>(k.per_set);
+  std::copy(set_inputs, set_inputs + k.per_set, k.call_inputs.begin());
+  std::copy(k.outputs.begin(), k.outputs.end(), k.call_outputs.begin());
+  std::copy(k.attrs.begin(), k.attrs.end(), k.call_attrs.begin());
+  temper_args args{};
+  args.abi_version = TEMPER_ABI_VERSION;
+  args.num_inputs = k.per_set;
+  args.inputs = k.call_inputs.data();
+  args.num_outputs = static_cast<int32_t>(k.call_outputs.size());
+  args.outputs = k.call_outputs.data();
+  args.num_attrs = static_cast<int32_t>(k.call_attrs.size());
+  args.attrs = k.call_attrs.data();
+  args.num_threads = k.load.num_threads;
+  args.set_error = worker_set_error;
+  g_error_len = 0;
+
+  timespec t0{};
+  timespec t1{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  int status = k.fn(&args);
+  ::clock_gettime(CLOCK_MONOTONIC, &t1);
+
+  // Whatever the kernel printed reaches the judge's output tail now, not at exit.
+  std::fflush(nullptr);
+  proto::DoneReply done;
+  done.status = status;
+  done.kernel_ns = (static_cast<int64_t>(t1.tv_sec) - t0.tv_sec) * 1'000'000'000 + (t1.tv_nsec - t0.tv_nsec);
+  done.message.assign(g_error, g_error_len);
+  return proto::encode(done);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3 || std::strcmp(argv[1], "--protocol") != 0 || std::strtoul(argv[2], nullptr, 10) != proto::kVersion) {
+    std::fprintf(stderr, "usage: temper-worker --protocol %u (started by temper, not by hand)\n", proto::kVersion);
+    return 2;
+  }
+  if (::fcntl(proto::kCmdFd, F_GETFD) < 0 || ::fcntl(proto::kReplyFd, F_GETFD) < 0) {
+    die("command and reply fds are not open (temper-worker is started by temper)");
+  }
+  rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core); // a crashing kernel must not leave gigabytes of core behind
+  close_inherited_fds();
+  start_watchdog();
+  // stdout is a pipe, so stdio would buffer it fully and lose a crashing kernel's last lines:
+  // those are exactly the diagnostics worth keeping.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+  write_all(proto::kReplyFd, proto::encode_ready());
+
+  bool loaded = false;
+  for (;;) {
+    proto::Frame f = read_frame(proto::kCmdFd);
+    switch (f.type) {
+    case proto::MsgType::Load: {
+      if (loaded) die("second LOAD command");
+      loaded = true;
+      write_all(proto::kReplyFd, handle_load(f.payload));
+      break;
+    }
+    case proto::MsgType::Run:
+      write_all(proto::kReplyFd, handle_run(f.payload));
+      break;
+    case proto::MsgType::Exit:
+      // _exit, not exit: the artifact's static destructors are the kernel's code and do not
+      // get to run (or hang) after the judge is done with it.
+      std::fflush(nullptr);
+      ::_exit(0);
+    default:
+      die("unknown command");
+    }
+  }
+}

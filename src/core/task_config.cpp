@@ -1,0 +1,316 @@
+// temper.yaml (schema version 1): what temper adds to a CANN-Bench task.
+#include "core/task_parse.h"
+#include "core/tolerance.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace temper::core::detail {
+
+namespace {
+
+constexpr int kSchemaVersion = 1;
+constexpr int kMinTrials = 3; // fewer fresh-input trials miss input-dependent bugs
+constexpr int kMaxThreads = 4096;
+
+class ConfigParser {
+public:
+  ConfigParser(const std::filesystem::path& path,
+               const std::filesystem::path& dir,
+               const Operator& op,
+               Diagnostics& diags)
+      : m_file(path.string()), m_dir(dir), m_op(op), m_diags(diags) {}
+
+  TemperConfig parse(const YAML::Node& root) {
+    m_cfg.present = true;
+    if (!root.IsMap()) {
+      error(root, "temper.yaml must be a map that starts with 'schema_version: 1'");
+      return m_cfg;
+    }
+    check_keys(root,
+               {"schema_version", "golden", "reference", "tolerance", "threads", "trials",
+                "in_place", "allowed_libraries", "timing", "constraints", "cost"},
+               "temper.yaml", m_file, m_diags);
+    read_version(root);
+    if (const YAML::Node n = root["golden"]; n.IsDefined())
+      m_cfg.golden = read_path(n, "golden");
+    if (const YAML::Node n = root["reference"]; n.IsDefined())
+      read_reference(n);
+    if (const YAML::Node n = root["tolerance"]; n.IsDefined())
+      read_tolerance(n);
+    if (auto v = read_int(root, "threads")) {
+      if (*v < 1 || *v > kMaxThreads)
+        error(root["threads"], fmt::format("threads must be 1 to {}, got {}", kMaxThreads, *v));
+      else
+        m_cfg.threads = static_cast<int>(*v);
+    }
+    if (auto v = read_int(root, "trials")) {
+      if (*v < kMinTrials || *v > 1000)
+        error(root["trials"], fmt::format("trials must be {} to 1000, got {}", kMinTrials, *v));
+      else
+        m_cfg.trials = static_cast<int>(*v);
+    }
+    if (const YAML::Node n = root["in_place"]; n.IsDefined()) {
+      auto j = yaml_to_json(n);
+      if (!j.is_boolean())
+        error(n, "in_place must be true or false");
+      else
+        m_cfg.in_place = j.get<bool>();
+    }
+    if (const YAML::Node n = root["allowed_libraries"]; n.IsDefined())
+      read_libraries(n);
+    if (const YAML::Node n = root["timing"]; n.IsDefined()) {
+      if (!n.IsMap())
+        error(n, "timing must be a map of timing overrides");
+      else
+        m_cfg.timing = yaml_to_json(n);
+    }
+    if (const YAML::Node n = root["constraints"]; n.IsDefined())
+      read_constraints(n);
+    if (const YAML::Node n = root["cost"]; n.IsDefined())
+      read_cost(n);
+    return m_cfg;
+  }
+
+private:
+  void error(const YAML::Node& at, std::string msg) {
+    report(m_diags, m_file, line_of(at), std::move(msg));
+  }
+
+  void read_version(const YAML::Node& root) {
+    const YAML::Node n = root["schema_version"];
+    if (!n.IsDefined()) {
+      error(root, fmt::format("temper.yaml has no schema_version (this temper reads {})",
+                              kSchemaVersion));
+      return;
+    }
+    auto j = yaml_to_json(n);
+    if (!j.is_number_integer() || j.get<int64_t>() != kSchemaVersion)
+      error(n, fmt::format("unsupported schema_version {} (this temper reads {})", j.dump(),
+                           kSchemaVersion));
+  }
+
+  std::optional<int64_t> read_int(const YAML::Node& map, const char* key) {
+    const YAML::Node n = map[key];
+    if (!n.IsDefined())
+      return std::nullopt;
+    auto j = yaml_to_json(n);
+    if (!j.is_number_integer()) {
+      error(n, fmt::format("{} must be an integer, got {}", key, j.dump()));
+      return std::nullopt;
+    }
+    return j.get<int64_t>();
+  }
+
+  std::optional<std::string> read_text(const YAML::Node& n, std::string_view what) {
+    if (!n.IsScalar() || n.Scalar().empty()) {
+      error(n, fmt::format("{} must be text", what));
+      return std::nullopt;
+    }
+    return n.Scalar();
+  }
+
+  std::filesystem::path read_path(const YAML::Node& n, std::string_view what) {
+    auto text = read_text(n, fmt::format("{} (a file path)", what));
+    if (!text)
+      return {};
+    std::filesystem::path p = m_dir / *text; // an absolute path stays as it is
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec))
+      error(n, fmt::format("{} file '{}' not found (looked for {})", what, *text, p.string()));
+    return p;
+  }
+
+  void read_reference(const YAML::Node& n) {
+    if (!n.IsMap()) {
+      error(n, "reference must be a map of backend to kernel source, e.g. cpu: reference.cpp");
+      return;
+    }
+    check_duplicate_keys(n, m_file, m_diags);
+    for (const auto& kv : n) {
+      const std::string backend = kv.first.Scalar();
+      if (backend != "cpu" && backend != "cuda" && backend != "pypto") {
+        error(kv.first,
+              fmt::format("unknown backend '{}' in reference (known: cpu, cuda, pypto)", backend));
+        continue;
+      }
+      auto p = read_path(kv.second, fmt::format("reference.{}", backend));
+      if (!p.empty())
+        m_cfg.reference[backend] = p;
+    }
+  }
+
+  std::optional<ToleranceSpec>
+  read_spec(const YAML::Node& n, const ToleranceSpec& base, bool top, std::string_view where) {
+    if (!n.IsMap()) {
+      error(n, fmt::format("{} must be a map with 'standard' and optional numbers", where));
+      return std::nullopt;
+    }
+    if (top)
+      check_keys(n, {"standard", "atol", "rtol", "matched_ratio", "factor", "outputs"}, where,
+                 m_file, m_diags);
+    else
+      check_keys(n, {"standard", "atol", "rtol", "matched_ratio", "factor"}, where, m_file,
+                 m_diags);
+    // A new standard starts from its own defaults; numbers alone refine the inherited spec.
+    ToleranceSpec spec = base;
+    if (const YAML::Node s = n["standard"]; s.IsDefined()) {
+      auto text = read_text(s, fmt::format("standard in {}", where));
+      if (!text)
+        return std::nullopt;
+      spec = ToleranceSpec{};
+      spec.standard = *text;
+    }
+    bool ok = true;
+    auto number = [&](const char* key, std::optional<double>& out) {
+      const YAML::Node v = n[key];
+      if (!v.IsDefined())
+        return;
+      auto d = json_number(yaml_to_json(v));
+      if (!d || !std::isfinite(*d)) {
+        error(v, fmt::format("{} in {} must be a finite number", key, where));
+        ok = false;
+        return;
+      }
+      out = *d;
+    };
+    number("atol", spec.atol);
+    number("rtol", spec.rtol);
+    number("matched_ratio", spec.matched_ratio);
+    number("factor", spec.factor);
+    if (!ok)
+      return std::nullopt;
+    if (std::string why = validate_tolerance(spec); !why.empty()) {
+      error(n["standard"].IsDefined() ? n["standard"] : n, fmt::format("{}: {}", where, why));
+      return std::nullopt;
+    }
+    return spec;
+  }
+
+  void read_tolerance(const YAML::Node& n) {
+    auto spec = read_spec(n, ToleranceSpec{}, true, "tolerance");
+    if (spec)
+      m_cfg.tolerance = *spec;
+    if (!n.IsMap())
+      return;
+    const YAML::Node outs = n["outputs"];
+    if (!outs.IsDefined())
+      return;
+    if (!outs.IsMap()) {
+      error(outs, "tolerance.outputs must be a map of output name to tolerance");
+      return;
+    }
+    check_duplicate_keys(outs, m_file, m_diags);
+    for (const auto& kv : outs) {
+      const std::string name = kv.first.Scalar();
+      bool known = false;
+      for (const auto& o : m_op.outputs)
+        known = known || o.name == name;
+      if (!known) {
+        std::string list;
+        for (const auto& o : m_op.outputs)
+          list += fmt::format("{}{}", list.empty() ? "" : ", ", o.name);
+        error(kv.first,
+              fmt::format("tolerance.outputs names '{}', which is not an output (outputs: {})",
+                          name, list));
+        continue;
+      }
+      auto out = read_spec(kv.second, m_cfg.tolerance, false,
+                           fmt::format("tolerance for output '{}'", name));
+      if (out)
+        m_cfg.output_tolerance[name] = *out;
+    }
+  }
+
+  void read_libraries(const YAML::Node& n) {
+    if (!n.IsSequence()) {
+      error(n, "allowed_libraries must be a list of library names");
+      return;
+    }
+    for (const auto& item : n)
+      if (auto t = read_text(item, "each allowed library"))
+        m_cfg.allowed_libraries.push_back(*t);
+  }
+
+  void read_constraints(const YAML::Node& n) {
+    if (!n.IsSequence()) {
+      error(n, "constraints must be a list of {check, message}");
+      return;
+    }
+    for (const auto& item : n) {
+      // A bare string is a check without a message. (No Node reassignment: in yaml-cpp that
+      // would overwrite the node it refers to.)
+      const YAML::Node check_node = item.IsMap() ? item["check"] : item;
+      std::string message;
+      if (item.IsMap()) {
+        check_keys(item, {"check", "message"}, "constraint", m_file, m_diags);
+        if (!check_node.IsDefined()) {
+          error(item, "constraint has no 'check' expression");
+          continue;
+        }
+        if (const YAML::Node m = item["message"]; m.IsDefined())
+          if (auto t = read_text(m, "constraint message"))
+            message = *t;
+      }
+      auto text = read_text(check_node, "constraint check (an expression)");
+      if (!text)
+        continue;
+      auto expr = parse_expr(*text);
+      if (!expr) {
+        error(check_node,
+              fmt::format("constraint '{}' does not parse: {}", *text, expr.error().message));
+        continue;
+      }
+      if (message.empty())
+        message = fmt::format("constraint failed: {}", *text);
+      m_cfg.constraints.push_back(
+          Constraint{std::move(*expr), message, SourceLoc{m_file, line_of(check_node)}});
+    }
+  }
+
+  void read_cost(const YAML::Node& n) {
+    if (!n.IsMap()) {
+      error(n, "cost must be a map with 'bytes' and 'flops' expressions");
+      return;
+    }
+    check_keys(n, {"bytes", "flops"}, "cost", m_file, m_diags);
+    CostModel cost;
+    for (auto [key, out] : {std::pair{"bytes", &cost.bytes}, std::pair{"flops", &cost.flops}}) {
+      const YAML::Node v = n[key];
+      if (!v.IsDefined())
+        continue;
+      auto text = read_text(v, fmt::format("cost.{} (an expression)", key));
+      if (!text)
+        continue;
+      if (auto e = parse_expr(*text); !e) {
+        error(v, fmt::format("cost.{} '{}' does not parse: {}", key, *text, e.error().message));
+        continue;
+      }
+      *out = *text;
+    }
+    m_cfg.cost = cost;
+  }
+
+  std::string m_file;
+  std::filesystem::path m_dir;
+  const Operator& m_op;
+  Diagnostics& m_diags;
+  TemperConfig m_cfg;
+};
+
+} // namespace
+
+TemperConfig parse_temper_yaml(const std::filesystem::path& path,
+                               const std::filesystem::path& dir,
+                               const Operator& op,
+                               Diagnostics& diags) {
+  auto doc = load_yaml(path, diags);
+  if (!doc) {
+    TemperConfig cfg;
+    cfg.present = true;
+    return cfg;
+  }
+  return ConfigParser(path, dir, op, diags).parse(*doc);
+}
+
+} // namespace temper::core::detail

@@ -1,0 +1,79 @@
+// What the judge found for one case: the status (names from DESIGN.md), the error statistics,
+// where it first went wrong, and the facts behind it. Pure data; report.cpp renders it.
+#pragma once
+
+#include "core/task.h"
+#include "core/tolerance.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace temper::judge {
+
+enum class CaseStatus {
+  Passed,
+  IncorrectShape,
+  IncorrectDtype,
+  IncorrectNumerical,
+  RuntimeError,
+  Crashed,
+  Timeout,
+  CompileError,
+  RejectedCheat,
+  TooSlow,
+};
+
+std::string_view status_name(CaseStatus s); // PASSED, INCORRECT_NUMERICAL, ...
+
+struct OutputMismatch {
+  std::string output;
+  core::Mismatch at;
+};
+
+struct TrialSummary {
+  int trial = 0;
+  bool passed = false;
+  double kernel_seconds = 0;
+  double max_abs = 0;
+  double max_rel = 0;
+};
+
+struct CaseResult {
+  int64_t case_id = 0;
+  CaseStatus status = CaseStatus::Passed;
+  std::string reason_code; // for REJECTED_CHEAT (e.g. writes_inputs); empty otherwise
+  std::string message;     // one line: why it is not PASSED, or a note
+
+  // Context of the case, copied for the report.
+  std::vector<core::Dtype> dtypes;
+  std::vector<core::Shape> shapes;
+  std::vector<std::pair<std::string, core::AttrValue>> attrs;
+
+  // Build.
+  double compile_seconds = 0;
+  bool compile_cache_hit = false;
+  std::string compile_diagnostics; // kept for COMPILE_ERROR, and warnings
+
+  // Golden.
+  double golden_seconds = 0; // total over trials, 0 when all came from the cache
+  int golden_cache_hits = 0;
+
+  // Correctness over all trials and outputs (worst values).
+  int trials_run = 0;
+  double max_abs = 0;
+  double max_rel = 0;
+  double mean_rel = 0;
+  int64_t mismatches = 0;
+  std::vector<OutputMismatch> first_mismatches;       // of the first failing trial
+  std::vector<std::pair<std::string, core::Comparison>> comparisons; // per output, worst trial
+  std::vector<TrialSummary> trials;
+  bool nondeterministic = false; // the repeated call produced different bytes
+  std::string output_tail;       // the worker's last output, for crashes and errors
+
+  double kernel_seconds = 0; // median over trials
+  double wall_seconds = 0;   // judge time spent on this case
+};
+
+} // namespace temper::judge

@@ -1,0 +1,61 @@
+// Golden outputs: the task's golden compiled as an executable (fp64, and a low-precision build
+// for the standards that compare against a same-precision computation), run in its own process
+// on the judge's inputs, results cached on disk by content key.
+// Goldens are trusted task code, but they still run out of process so a faulty one is an error
+// message, not a crash of temper.
+#pragma once
+
+#include "build/compile_cache.h"
+#include "core/task.h"
+#include "core/tensor.h"
+#include "util/error.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace temper::judge {
+
+struct GoldenOutput {
+  std::string name;
+  core::Dtype dtype = core::Dtype::F32; // the dtype the candidate must produce
+  core::Shape shape;
+  std::vector<double> values;           // fp64 (or low-precision values widened)
+};
+
+struct GoldenResult {
+  std::vector<GoldenOutput> outputs;
+  double seconds = 0; // time the golden took when it ran; 0 on a cache hit
+  bool cache_hit = false;
+};
+
+enum class GoldenPrecision { Fp64, LowPrecision };
+
+class GoldenRunner {
+public:
+  GoldenRunner(const core::Task& task, build::CompileCache& cache, util::ProcessRunner& runner,
+               std::filesystem::path cache_dir);
+
+  // Compiles both builds (cached). Errors name the golden file and carry compiler output.
+  Status prepare();
+
+  // The golden outputs for one case on `inputs`: from the cache (keyed by the golden build,
+  // the case's attributes and the input bytes), or by running the golden and caching the result.
+  Expected<GoldenResult> outputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                 GoldenPrecision precision);
+
+  double compile_seconds() const { return m_compile_seconds; }
+
+private:
+  std::string key(const core::Case& c, const std::vector<core::HostTensor>& inputs, GoldenPrecision precision) const;
+
+  const core::Task& m_task;
+  build::CompileCache& m_cache;
+  util::ProcessRunner& m_runner;
+  std::filesystem::path m_cache_dir;
+  std::filesystem::path m_exe[2];
+  std::string m_exe_key[2];
+  double m_compile_seconds = 0;
+};
+
+} // namespace temper::judge

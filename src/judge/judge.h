@@ -1,0 +1,59 @@
+// The judge coordinator: loads the task, builds candidate and golden through the compile cache,
+// computes every golden output before any candidate code is loaded, then checks each selected
+// case in its own worker process and assembles the report.
+#pragma once
+
+#include "build/compiler.h"
+#include "judge/case_result.h"
+#include "util/error.h"
+#include "util/process.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace temper::judge {
+
+struct JudgeOptions {
+  std::filesystem::path task_dir;
+  std::filesystem::path candidate;
+  std::vector<int64_t> case_ids;         // empty: every case of the task
+  build::CompilerSpec compiler;
+  std::optional<uint64_t> seed;          // the secret job seed; default: this machine's secret
+  bool fresh_seed = false;               // draw a new random job seed
+  int jobs = 0;                          // parallel compiles, goldens and cases; 0: one per core
+  std::chrono::milliseconds call_timeout{60'000};
+  size_t memory_limit_bytes = size_t{4} << 30;
+  std::optional<int> trials;             // overrides the task's trials (at least 3)
+  std::filesystem::path worker_exe;      // default: temper-worker beside the running binary
+  bool progress = true;                  // progress lines on stderr
+  std::string temper_version = "dev";
+};
+
+struct JudgeReport {
+  nlohmann::json context;         // host, compiler, flags, versions, job seed id, task, candidate
+  std::vector<CaseResult> cases;  // in the order selected
+  double wall_seconds = 0;
+  double compile_seconds = 0;     // summed compile time of the candidate builds not from cache
+  double golden_compile_seconds = 0;
+
+  bool all_passed() const;
+};
+
+// Runs a correctness judgement. Errors are usage and harness problems (bad task, unknown case,
+// missing candidate file, golden failure), each with a message saying what to fix.
+Expected<JudgeReport> run_judge(const JudgeOptions& options, util::ProcessRunner& runner);
+
+// This machine's persistent secret seed (created on first use under the cache root, mode 0600),
+// so repeated judgements reuse cached goldens while inputs stay unknown to candidates.
+uint64_t machine_secret_seed();
+
+// The temper-worker binary next to the running executable, or $TEMPER_WORKER.
+std::filesystem::path default_worker_exe();
+
+} // namespace temper::judge

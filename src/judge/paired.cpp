@@ -1,0 +1,264 @@
+#include "judge/paired.h"
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <utility>
+
+namespace temper::judge {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMinRoundsForVerdict = 3; // fewer than this in the cap is TOO_SLOW (pygpubench)
+
+StopRule sanitized(StopRule r) {
+  r.min_samples = std::max(r.min_samples, 1);
+  r.max_samples = std::max(r.max_samples, r.min_samples);
+  r.check_every_rounds = std::max(r.check_every_rounds, 1);
+  r.warmup_min_calls = std::max(r.warmup_min_calls, 0);
+  r.warmup_max_calls = std::max(r.warmup_max_calls, r.warmup_min_calls);
+  if (!(r.cap_s > 0)) r.cap_s = 0; // NaN or negative: nothing fits, the result says TOO_SLOW
+  return r;
+}
+
+struct ArmState {
+  TimedArm& arm;
+  ArmResult& out;
+  Arm which;
+  double fastest_call = kInf; // on the Clock; what the cap prediction assumes the next call takes
+};
+
+struct Call {
+  TimedSample sample;
+  double call_seconds = 0;
+};
+
+// One timed call; charges its Clock time to the arm whatever the outcome.
+Expected<Call> timed_call(ArmState& a, int set, util::Clock& clock) {
+  const double start = clock.now();
+  Expected<TimedSample> s = a.arm.sample(set);
+  const double spent = std::max(clock.now() - start, 0.0);
+  a.out.spent_seconds += spent;
+  a.fastest_call = std::min(a.fastest_call, spent);
+  if (!s) return fail("harness: {}", s.error().message);
+  if (!s->ok) return fail("{}", s->message.empty() ? "the kernel call failed" : s->message);
+  return Call{std::move(*s), spent};
+}
+
+void fail_arm(PairedResult& r, const ArmState& a, const Error& e) {
+  r.status = PairedStatus::ArmFailed;
+  r.stop_reason = StopReason::ArmFailed;
+  r.failed_arm = a.which;
+  r.failure_message = e.message;
+}
+
+std::vector<double> kernel_times(const ArmResult& a) {
+  std::vector<double> v;
+  v.reserve(a.samples.size());
+  for (const RecordedSample& s : a.samples) v.push_back(s.kernel_seconds);
+  return v;
+}
+
+// Samples are flagged once the reference's typical gap is known, i.e. after the loop.
+void cross_check_arms(PairedResult& r, const CrossCheck& check) {
+  double overhead = std::numeric_limits<double>::quiet_NaN();
+  if (check.overhead_s) {
+    overhead = *check.overhead_s;
+  } else {
+    std::vector<double> gaps;
+    for (const RecordedSample& s : r.reference.samples)
+      if (check_sample(s.kernel_seconds, s.round_trip_seconds, check, kInf) == SampleFlag::None)
+        gaps.push_back(s.round_trip_seconds - s.kernel_seconds);
+    if (!gaps.empty()) overhead = median_of(gaps);
+  }
+  r.gap_overhead_s = overhead;
+  for (ArmResult* a : {&r.reference, &r.candidate}) {
+    for (RecordedSample& s : a->samples) {
+      s.flag = check_sample(s.kernel_seconds, s.round_trip_seconds, check, overhead);
+      switch (s.flag) {
+      case SampleFlag::None: break;
+      case SampleFlag::InvalidTime: ++a->invalid_time; break;
+      case SampleFlag::ExceedsRoundTrip: ++a->exceeds_round_trip; break;
+      case SampleFlag::UnexplainedGap: ++a->unexplained_gap; break;
+      }
+      if (s.flag != SampleFlag::None) ++r.suspicious_samples;
+    }
+  }
+}
+
+} // namespace
+
+Status validate_stop_rule(const StopRule& rule) {
+  if (rule.min_samples < 1) return fail("min_samples must be at least 1, not {}", rule.min_samples);
+  if (rule.max_samples < rule.min_samples)
+    return fail("max_samples ({}) is below min_samples ({})", rule.max_samples, rule.min_samples);
+  if (!(rule.cap_s > 0)) return fail("the cap must be a positive number of seconds");
+  if (!(rule.min_time_s >= 0)) return fail("min_time_s must not be negative");
+  if (!(rule.target_half_width > 0)) return fail("the target half-width must be positive");
+  if (!(rule.warmup_s >= 0) || rule.warmup_min_calls < 0)
+    return fail("the warmup must not be negative");
+  if (rule.check_every_rounds < 1) return fail("check_every_rounds must be at least 1");
+  if (!(rule.ci.confidence > 0 && rule.ci.confidence < 1))
+    return fail("the confidence level must lie strictly between 0 and 1");
+  return {};
+}
+
+SampleFlag check_sample(double kernel_seconds, double round_trip_seconds,
+                        const CrossCheck& check, double overhead_s) {
+  if (!std::isfinite(kernel_seconds) || kernel_seconds < 0 || !std::isfinite(round_trip_seconds) ||
+      round_trip_seconds <= 0)
+    return SampleFlag::InvalidTime;
+  if (kernel_seconds > round_trip_seconds + check.tolerance_s) return SampleFlag::ExceedsRoundTrip;
+  if (std::isfinite(overhead_s) && overhead_s >= 0 &&
+      round_trip_seconds - kernel_seconds > check.gap_factor * overhead_s + check.gap_slack_s)
+    return SampleFlag::UnexplainedGap;
+  return SampleFlag::None;
+}
+
+std::string_view sample_flag_name(SampleFlag f) {
+  switch (f) {
+  case SampleFlag::None: return "none";
+  case SampleFlag::InvalidTime: return "invalid_time";
+  case SampleFlag::ExceedsRoundTrip: return "exceeds_round_trip";
+  case SampleFlag::UnexplainedGap: return "unexplained_gap";
+  }
+  return "none";
+}
+
+std::string_view arm_name(Arm a) { return a == Arm::Reference ? "reference" : "candidate"; }
+
+std::string_view paired_status_name(PairedStatus s) {
+  switch (s) {
+  case PairedStatus::Measured: return "MEASURED";
+  case PairedStatus::TooSlow: return "TOO_SLOW";
+  case PairedStatus::ArmFailed: return "ARM_FAILED";
+  }
+  return "MEASURED";
+}
+
+std::string_view stop_reason_name(StopReason r) {
+  switch (r) {
+  case StopReason::CiTarget: return "ci_target";
+  case StopReason::Cap: return "cap";
+  case StopReason::MaxSamples: return "max_samples";
+  case StopReason::TooSlow: return "too_slow";
+  case StopReason::ArmFailed: return "arm_failed";
+  }
+  return "ci_target";
+}
+
+PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
+                            const StopRule& rule_in, uint64_t seed, int input_sets,
+                            const CrossCheck& cross_check) {
+  const StopRule rule = sanitized(rule_in);
+  input_sets = std::max(input_sets, 1);
+  PairedResult r;
+  ArmState arms[2] = {{ref, r.reference, Arm::Reference}, {cand, r.candidate, Arm::Candidate}};
+  std::mt19937_64 rng(seed); // raw engine bits only: identical sequences on every std library
+  CiOptions ci = rule.ci;
+  ci.seed = seed ^ 0x9e3779b97f4a7c15ULL; // the bootstrap's stream, apart from the order's
+  const double t0 = clock.now();
+
+  auto finish = [&]() -> PairedResult {
+    r.reference.stats = summarize(kernel_times(r.reference));
+    r.candidate.stats = summarize(kernel_times(r.candidate));
+    r.estimate = estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), ci);
+    cross_check_arms(r, cross_check);
+    r.wall_seconds = clock.now() - t0;
+    return std::move(r);
+  };
+
+  // Warmup: alternate the arms, so both warm up under the same conditions.
+  auto needs_warmup = [&](const ArmState& a) {
+    return a.out.warmup_calls < rule.warmup_max_calls &&
+           (a.out.warmup_calls < rule.warmup_min_calls || a.out.spent_seconds < rule.warmup_s);
+  };
+  for (int i = 0; needs_warmup(arms[0]) || needs_warmup(arms[1]); ++i) {
+    for (int j = 0; j < 2; ++j) {
+      ArmState& a = arms[(i + j) % 2];
+      if (!needs_warmup(a)) continue;
+      auto c = timed_call(a, i % input_sets, clock);
+      ++a.out.warmup_calls;
+      if (!c) {
+        fail_arm(r, a, c.error());
+        return finish();
+      }
+    }
+  }
+
+  double kernel_total[2] = {0, 0};
+  int last_check = -1;
+  bool ref_first = true;
+  for (;;) {
+    if (r.rounds >= rule.max_samples) {
+      r.stop_reason = StopReason::MaxSamples;
+      break;
+    }
+    // Stop before a round the cap cannot hold; refuse early when 3 rounds cannot fit at all.
+    bool stop = false;
+    for (const ArmState& a : arms) {
+      const int still_needed = std::max(kMinRoundsForVerdict - r.rounds, 1);
+      const double per_call = std::isfinite(a.fastest_call) ? a.fastest_call : 0;
+      if (a.out.spent_seconds + still_needed * per_call > rule.cap_s) {
+        stop = true;
+        r.stop_reason = r.rounds < kMinRoundsForVerdict ? StopReason::TooSlow : StopReason::Cap;
+      }
+    }
+    if (stop) break;
+
+    // Mirrored blocks: the first round of a block draws the order, the second reverses it.
+    ref_first = (r.rounds % 2 == 0) ? (rng() >> 63) != 0 : !ref_first;
+    const int set = r.rounds % input_sets;
+    Call calls[2];
+    for (int pos = 0; pos < 2; ++pos) {
+      const int which = (pos == 0) == ref_first ? 0 : 1;
+      auto c = timed_call(arms[which], set, clock);
+      if (!c) {
+        fail_arm(r, arms[which], c.error());
+        return finish(); // the incomplete round is not recorded
+      }
+      calls[which] = std::move(*c);
+    }
+    for (int which = 0; which < 2; ++which) {
+      RecordedSample s;
+      s.round = r.rounds;
+      s.position = (which == 0) == ref_first ? 0 : 1;
+      s.input_set = set;
+      s.kernel_seconds = calls[which].sample.kernel_seconds;
+      s.round_trip_seconds = calls[which].sample.round_trip_seconds;
+      s.call_seconds = calls[which].call_seconds;
+      arms[which].out.samples.push_back(s);
+      if (std::isfinite(s.kernel_seconds) && s.kernel_seconds > 0)
+        kernel_total[which] += s.kernel_seconds;
+    }
+    r.reference.kernel_seconds_total = kernel_total[0];
+    r.candidate.kernel_seconds_total = kernel_total[1];
+    r.reference_first += ref_first ? 1 : 0;
+    ++r.rounds;
+
+    // The stop rule, at block boundaries so that order stays balanced.
+    if (r.rounds % 2 != 0) continue;
+    const bool minimums = r.rounds >= rule.min_samples &&
+                          (std::max(kernel_total[0], kernel_total[1]) >= rule.min_time_s ||
+                           r.rounds >= rule.max_samples);
+    if (!minimums) continue;
+    if (last_check >= 0 && r.rounds - last_check < rule.check_every_rounds) continue;
+    last_check = r.rounds;
+    const PairedEstimate e =
+        estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), ci);
+    if (e.ci_determined && e.half_width <= rule.target_half_width) {
+      r.stop_reason = StopReason::CiTarget;
+      break;
+    }
+  }
+  if (r.stop_reason == StopReason::TooSlow) r.status = PairedStatus::TooSlow;
+  return finish();
+}
+
+Verdict paired_verdict(const PairedResult& r, double delta) {
+  if (r.status != PairedStatus::Measured) return Verdict::Ambiguous;
+  return decide_verdict(r.estimate, delta);
+}
+
+} // namespace temper::judge

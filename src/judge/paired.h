@@ -1,0 +1,152 @@
+// Paired timing of a candidate against a reference in one measurement job, independent of how
+// a sample is taken: the arms are interfaces (worker processes in the judge, fakes in tests)
+// and time comes from a util::Clock.
+//
+// Schedule. A round is one sample of each arm on the same input set; the set rotates per round
+// (round % input_sets). Rounds come in blocks of two with mirrored order, AB BA or BA AB, the
+// block's first order drawn from the seed: both arms see the same drift, each goes first in
+// exactly half the rounds of every complete block, a linear trend cancels within a block, and
+// a first-position effect becomes spread around the truth rather than a bias. The statistic is
+// per round, r_i = ln(t_ref,i / t_cand,i) (stats.h).
+//
+// Sequence: warmup (unrecorded, alternating arms, each arm until it has spent warmup_s and made
+// warmup_min_calls calls), then blocks until the stop rule holds. The stop rule depends only on
+// the interval's width and the amounts spent, never on where the estimate lies, so stopping
+// early does not steer the verdict.
+//
+// Budget. Before each round, each arm's next call is predicted to take as long as its fastest
+// call so far (warmup included). The measurement stops ("cap") when that call would take the
+// arm past cap_s, and refuses at once ("too_slow", status TooSlow) while fewer than 3 rounds are
+// recorded and the missing ones cannot fit: right after the warmup, an arm whose call takes more
+// than a third of what is left of the cap is refused without spending the cap. With a single
+// warmup call the prediction is that (possibly cold) call.
+#pragma once
+
+#include "judge/stats.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace temper::judge {
+
+// One timed call as the arm reports it. ok = false is the kernel's failure (its message says
+// why); an Error from sample() is the harness's. Either ends the measurement.
+struct TimedSample {
+  double kernel_seconds = 0;     // measured by the worker around the kernel call
+  double round_trip_seconds = 0; // measured by the judge around the command
+  bool ok = true;
+  std::string message;
+};
+
+class TimedArm {
+public:
+  virtual ~TimedArm() = default;
+  // Runs the kernel once on input set `input_set` and reports its times.
+  virtual Expected<TimedSample> sample(int input_set) = 0;
+};
+
+struct StopRule {
+  int min_samples = 10;    // per arm (= rounds) before the interval may stop the measurement
+  // Accumulated kernel time before the interval may stop it, reached by either arm (nvbench's
+  // min-time 0.5 s): forces more rounds for fast kernels. Either arm, because the slower arm's
+  // time spans the same wall time; requiring both would send every large speedup to the cap.
+  double min_time_s = 0.5;
+  double target_half_width = std::log(1.005); // of the log-ratio interval: +-0.5%
+  double cap_s = 15;       // per arm, on the Clock, everything in its sample() calls incl. warmup
+  int max_samples = 1000;  // per arm; also satisfies min_time_s when reached
+  double warmup_s = 0.025; // per arm, unrecorded
+  int warmup_min_calls = 1;
+  int warmup_max_calls = 1000; // bounds the warmup when calls take no time
+  int check_every_rounds = 4;  // interval recomputed at most this often once the minimums hold
+  CiOptions ci;                // interval method and level (the bootstrap seed is overridden)
+};
+
+// Checks a rule taken from a user (flags, config); measure_paired itself clamps nonsense.
+Status validate_stop_rule(const StopRule& rule);
+
+// Round-trip cross-check. A sample is flagged, in this order of precedence:
+//   InvalidTime       kernel time negative or not finite, or round trip not positive/finite;
+//   ExceedsRoundTrip  kernel time > round trip + tolerance_s: the worker timed more than the
+//                     judge saw, which only a lying worker can do;
+//   UnexplainedGap    round trip - kernel time > gap_factor * overhead + gap_slack_s: the call
+//                     spent far longer outside the kernel's timer than the harness needs, the
+//                     trace of work done before the timer starts or of a patched timer. The
+//                     overhead is `overhead_s` when calibrated, else the median gap of the
+//                     reference arm (the sealed reference is trusted and runs the same harness).
+// Flags are counted, not acted on: samples stay in the statistics (dropping one arm's sample
+// would break the pairing) and the judge decides what a count means.
+struct CrossCheck {
+  double tolerance_s = 1e-6; // timer granularity between the worker's and the judge's clocks
+  std::optional<double> overhead_s;
+  double gap_factor = 4;
+  double gap_slack_s = 1e-3; // scheduler hiccups on a shared 2-core VM
+};
+
+enum class SampleFlag { None, InvalidTime, ExceedsRoundTrip, UnexplainedGap };
+std::string_view sample_flag_name(SampleFlag f); // none, invalid_time, ...
+
+SampleFlag check_sample(double kernel_seconds, double round_trip_seconds,
+                        const CrossCheck& check, double overhead_s);
+
+enum class Arm { Reference, Candidate };
+std::string_view arm_name(Arm a); // reference, candidate
+
+enum class PairedStatus { Measured, TooSlow, ArmFailed };
+std::string_view paired_status_name(PairedStatus s); // MEASURED, TOO_SLOW, ARM_FAILED
+
+// ci_target: the interval reached the target width; cap: an arm's next call would pass cap_s;
+// max_samples: max_samples rounds without reaching the target; too_slow: fewer than 3 rounds
+// fit in the cap; arm_failed: an arm's call failed.
+enum class StopReason { CiTarget, Cap, MaxSamples, TooSlow, ArmFailed };
+std::string_view stop_reason_name(StopReason r);
+
+struct RecordedSample {
+  int round = 0;
+  int position = 0; // 0: this arm went first in its round, 1: second
+  int input_set = 0;
+  double kernel_seconds = 0;
+  double round_trip_seconds = 0;
+  double call_seconds = 0; // on the Clock around sample()
+  SampleFlag flag = SampleFlag::None;
+};
+
+struct ArmResult {
+  std::vector<RecordedSample> samples; // complete rounds only, in round order
+  ArmStats stats;                      // of kernel_seconds
+  int warmup_calls = 0;
+  double spent_seconds = 0;        // on the Clock in sample() calls, warmup included
+  double kernel_seconds_total = 0; // recorded samples
+  int invalid_time = 0;
+  int exceeds_round_trip = 0;
+  int unexplained_gap = 0;
+};
+
+struct PairedResult {
+  PairedStatus status = PairedStatus::Measured;
+  StopReason stop_reason = StopReason::CiTarget;
+  std::optional<Arm> failed_arm;
+  std::string failure_message;
+  int rounds = 0;               // complete rounds recorded
+  int reference_first = 0;      // rounds in which the reference went first
+  ArmResult reference;
+  ArmResult candidate;
+  PairedEstimate estimate;      // candidate's speedup over the reference
+  int suspicious_samples = 0;   // flagged samples, both arms
+  double gap_overhead_s = 0;    // the overhead the UnexplainedGap rule used
+  double wall_seconds = 0;      // on the Clock, whole measurement
+};
+
+PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
+                            const StopRule& rule, uint64_t seed, int input_sets,
+                            const CrossCheck& cross_check = {});
+
+// The candidate's verdict at noise threshold delta; AMBIGUOUS unless the status is Measured.
+Verdict paired_verdict(const PairedResult& r, double delta);
+
+} // namespace temper::judge

@@ -1,0 +1,404 @@
+#include "judge/paired.h"
+#include "util/clock.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace temper;
+using namespace temper::judge;
+using temper::util::FakeClock;
+
+namespace {
+
+struct CallRecord {
+  int arm = 0; // 0 reference, 1 candidate
+  int set = 0;
+};
+
+// A kernel whose time is a function of the input set and the (fake) time of the call; each
+// call advances the shared clock by its round trip.
+class FakeArm final : public TimedArm {
+public:
+  using TimeFn = std::function<double(int set, double now)>;
+  FakeArm(int id, FakeClock& clock, std::vector<CallRecord>& log, TimeFn kernel)
+      : m_id(id), m_clock(clock), m_log(log), m_kernel(std::move(kernel)) {}
+
+  double overhead = 50e-6;  // round trip minus kernel time
+  double reported_scale = 1; // reports kernel_seconds * this (a lying worker when > 1 or < 1)
+  int fail_at_call = -1;     // this call (0-based, warmup included) fails
+  bool fail_as_harness = false;
+
+  Expected<TimedSample> sample(int input_set) override {
+    const int call = m_calls++;
+    m_log.push_back({m_id, input_set});
+    const double k = m_kernel(input_set, m_clock.now());
+    m_clock.advance(k + overhead);
+    if (call == fail_at_call) {
+      if (fail_as_harness) return fail("worker pipe closed");
+      TimedSample s;
+      s.ok = false;
+      s.message = "kernel returned 7: boom";
+      return s;
+    }
+    TimedSample s;
+    s.kernel_seconds = k * reported_scale;
+    s.round_trip_seconds = k + overhead;
+    return s;
+  }
+
+  int calls() const { return m_calls; }
+
+private:
+  int m_id;
+  FakeClock& m_clock;
+  std::vector<CallRecord>& m_log;
+  TimeFn m_kernel;
+  int m_calls = 0;
+};
+
+// Two arms on one fake clock; times are functions the test chooses.
+struct Bench {
+  FakeClock clock;
+  std::vector<CallRecord> log;
+  std::unique_ptr<FakeArm> ref;
+  std::unique_ptr<FakeArm> cand;
+
+  Bench(FakeArm::TimeFn ref_time, FakeArm::TimeFn cand_time) {
+    ref = std::make_unique<FakeArm>(0, clock, log, std::move(ref_time));
+    cand = std::make_unique<FakeArm>(1, clock, log, std::move(cand_time));
+  }
+  PairedResult run(const StopRule& rule, uint64_t seed, int sets = 1, const CrossCheck& cc = {}) {
+    return measure_paired(*ref, *cand, clock, rule, seed, sets, cc);
+  }
+  // The calls of recorded rounds, after the warmup.
+  std::vector<CallRecord> round_calls(const PairedResult& r) const {
+    const size_t warm = static_cast<size_t>(r.reference.warmup_calls + r.candidate.warmup_calls);
+    return {log.begin() + static_cast<std::ptrdiff_t>(warm), log.end()};
+  }
+};
+
+FakeArm::TimeFn constant(double seconds) {
+  return [seconds](int, double) { return seconds; };
+}
+
+// Multiplicative log-normal noise from a private stream.
+FakeArm::TimeFn noisy(double seconds, double sigma, uint64_t seed) {
+  auto rng = std::make_shared<std::mt19937_64>(seed);
+  return [=](int, double) {
+    std::normal_distribution<double> n(0.0, sigma);
+    return seconds * std::exp(n(*rng));
+  };
+}
+
+StopRule quick_rule() {
+  StopRule r;
+  r.min_time_s = 0; // these fakes are about the schedule, not the kernel-time minimum
+  return r;
+}
+
+} // namespace
+
+TEST(Clock, FakeClockMovesOnlyWhenTold) {
+  FakeClock c;
+  EXPECT_EQ(c.now(), 0);
+  c.advance(0.5);
+  c.sleep_for(0.25);
+  EXPECT_DOUBLE_EQ(c.now(), 0.75);
+  c.advance(-1); // monotonic
+  EXPECT_DOUBLE_EQ(c.now(), 0.75);
+}
+
+TEST(Clock, SteadyClockIsMonotonic) {
+  util::SteadyClock c;
+  const double a = c.now();
+  c.sleep_for(0.001);
+  const double b = c.now();
+  EXPECT_GE(b - a, 0.001);
+}
+
+TEST(Paired, OrderIsBalancedRandomizedAndDeterministic) {
+  StopRule rule = quick_rule();
+  rule.min_samples = 40;
+  auto order_of = [&](uint64_t seed, PairedResult* out) {
+    Bench b(constant(1e-3), constant(1e-3));
+    PairedResult r = b.run(rule, seed);
+    std::vector<int> first;
+    auto calls = b.round_calls(r);
+    for (size_t i = 0; i < calls.size(); i += 2) first.push_back(calls[i].arm);
+    if (out) *out = r;
+    return first;
+  };
+  PairedResult r;
+  std::vector<int> first = order_of(11, &r);
+  ASSERT_EQ(r.rounds, 40);
+  ASSERT_EQ(first.size(), 40u);
+  EXPECT_EQ(r.reference_first, 20); // exactly half: mirrored blocks
+  int blocks_ref_first = 0;
+  for (size_t i = 0; i < first.size(); i += 2) {
+    EXPECT_NE(first[i], first[i + 1]) << "block " << i / 2 << " is not mirrored";
+    blocks_ref_first += first[i] == 0;
+  }
+  EXPECT_GT(blocks_ref_first, 2); // randomized: neither arm always opens a block
+  EXPECT_LT(blocks_ref_first, 18);
+  // Positions recorded in the samples agree with the log.
+  for (int i = 0; i < r.rounds; ++i)
+    EXPECT_EQ(r.reference.samples[static_cast<size_t>(i)].position, first[static_cast<size_t>(i)] == 0 ? 0 : 1);
+  EXPECT_EQ(order_of(11, nullptr), first); // deterministic for a seed
+  EXPECT_NE(order_of(12, nullptr), first); // another seed, another order
+}
+
+TEST(Paired, InputSetsRotateAndMatchWithinARound) {
+  Bench b(constant(1e-3), constant(1e-3));
+  PairedResult r = b.run(quick_rule(), 3, 3);
+  auto calls = b.round_calls(r);
+  ASSERT_EQ(calls.size(), static_cast<size_t>(2 * r.rounds));
+  for (int i = 0; i < r.rounds; ++i) {
+    const auto& a = calls[static_cast<size_t>(2 * i)];
+    const auto& c = calls[static_cast<size_t>(2 * i + 1)];
+    EXPECT_NE(a.arm, c.arm);
+    EXPECT_EQ(a.set, i % 3);
+    EXPECT_EQ(c.set, i % 3);
+    EXPECT_EQ(r.reference.samples[static_cast<size_t>(i)].input_set, i % 3);
+    EXPECT_EQ(r.candidate.samples[static_cast<size_t>(i)].round, i);
+  }
+}
+
+TEST(Paired, TightDataStopsAtMinSamples) {
+  Bench b(constant(1e-3), constant(1e-3));
+  PairedResult r = b.run(quick_rule(), 1);
+  EXPECT_EQ(r.status, PairedStatus::Measured);
+  EXPECT_EQ(r.stop_reason, StopReason::CiTarget);
+  EXPECT_EQ(r.rounds, 10);
+  EXPECT_EQ(r.reference.stats.n, 10);
+  EXPECT_EQ(r.candidate.stats.n, 10);
+  EXPECT_DOUBLE_EQ(r.estimate.speedup, 1);
+  EXPECT_EQ(paired_verdict(r, 0.01), Verdict::Same);
+  EXPECT_GE(r.reference.warmup_calls, 1);
+  // Warmup: each arm until it has spent 25 ms.
+  EXPECT_GE(r.reference.warmup_calls * (1e-3 + 50e-6), 0.025);
+  EXPECT_EQ(r.suspicious_samples, 0);
+}
+
+TEST(Paired, MinTimeForcesMoreRoundsForFastKernels) {
+  StopRule rule; // default min_time_s 0.5
+  const double k = 1.0 / 64; // exact in binary: 32 rounds make 0.5 s
+  Bench b(constant(k), constant(k / 2));
+  PairedResult r = b.run(rule, 1);
+  EXPECT_EQ(r.stop_reason, StopReason::CiTarget);
+  EXPECT_EQ(r.rounds, 32); // the slower arm reaches 0.5 s first
+}
+
+TEST(Paired, NoisyDataContinuesUntilTheTarget) {
+  Bench b(noisy(1e-3, 0.02, 1), noisy(1e-3, 0.02, 2));
+  PairedResult r = b.run(quick_rule(), 1);
+  EXPECT_EQ(r.stop_reason, StopReason::CiTarget);
+  EXPECT_GT(r.rounds, 100);
+  EXPECT_LE(r.estimate.half_width, std::log(1.005));
+  EXPECT_EQ(r.rounds % 2, 0);
+  EXPECT_EQ(r.reference_first, r.rounds / 2);
+}
+
+TEST(Paired, HitsTheCap) {
+  StopRule rule = quick_rule();
+  rule.cap_s = 2;
+  Bench b(noisy(10e-3, 0.5, 1), noisy(10e-3, 0.5, 2));
+  PairedResult r = b.run(rule, 1);
+  EXPECT_EQ(r.status, PairedStatus::Measured);
+  EXPECT_EQ(r.stop_reason, StopReason::Cap);
+  EXPECT_GT(r.rounds, 20);
+  // The cap holds within one call's variation.
+  EXPECT_LE(r.reference.spent_seconds, rule.cap_s + 0.2);
+  EXPECT_LE(r.candidate.spent_seconds, rule.cap_s + 0.2);
+  EXPECT_GT(std::max(r.reference.spent_seconds, r.candidate.spent_seconds), rule.cap_s - 0.1);
+}
+
+TEST(Paired, StopsAtMaxSamples) {
+  StopRule rule = quick_rule();
+  rule.max_samples = 30;
+  Bench b(noisy(1e-3, 0.5, 1), noisy(1e-3, 0.5, 2));
+  PairedResult r = b.run(rule, 1);
+  EXPECT_EQ(r.stop_reason, StopReason::MaxSamples);
+  EXPECT_EQ(r.rounds, 30);
+  EXPECT_EQ(r.status, PairedStatus::Measured);
+}
+
+TEST(Paired, TooSlowWhenThreeCallsDoNotFit) {
+  StopRule rule = quick_rule();
+  rule.cap_s = 10;
+  Bench b(constant(1e-3), constant(0.4 * rule.cap_s));
+  PairedResult r = b.run(rule, 1);
+  EXPECT_EQ(r.status, PairedStatus::TooSlow);
+  EXPECT_EQ(r.stop_reason, StopReason::TooSlow);
+  EXPECT_LT(r.rounds, 3);
+  EXPECT_EQ(b.cand->calls(), 1); // refused after the warmup call, no budget wasted
+  EXPECT_EQ(paired_verdict(r, 0.01), Verdict::Ambiguous);
+
+  // A fifth of the cap per call fits 3 rounds: measured until the cap, not TOO_SLOW.
+  Bench ok(constant(1e-3), constant(0.2 * rule.cap_s));
+  PairedResult r2 = ok.run(rule, 1);
+  EXPECT_EQ(r2.status, PairedStatus::Measured);
+  EXPECT_EQ(r2.stop_reason, StopReason::Cap);
+  EXPECT_GE(r2.rounds, 3);
+  EXPECT_LE(r2.candidate.spent_seconds, rule.cap_s + 1e-9);
+}
+
+TEST(Paired, ArmFailureStopsWithItsMessage) {
+  Bench b(constant(1e-3), constant(1e-3));
+  b.cand->fail_at_call = 30; // after the warmup (24 calls of 1.05 ms)
+  PairedResult r = b.run(quick_rule(), 1);
+  EXPECT_EQ(r.status, PairedStatus::ArmFailed);
+  EXPECT_EQ(r.stop_reason, StopReason::ArmFailed);
+  ASSERT_TRUE(r.failed_arm);
+  EXPECT_EQ(*r.failed_arm, Arm::Candidate);
+  EXPECT_NE(r.failure_message.find("boom"), std::string::npos);
+  EXPECT_EQ(r.reference.samples.size(), r.candidate.samples.size()); // incomplete round dropped
+  EXPECT_EQ(paired_verdict(r, 0.01), Verdict::Ambiguous);
+
+  Bench h(constant(1e-3), constant(1e-3));
+  h.ref->fail_at_call = 0; // during the warmup, as a harness error
+  h.ref->fail_as_harness = true;
+  PairedResult rh = h.run(quick_rule(), 1);
+  EXPECT_EQ(rh.status, PairedStatus::ArmFailed);
+  EXPECT_EQ(*rh.failed_arm, Arm::Reference);
+  EXPECT_NE(rh.failure_message.find("harness: worker pipe closed"), std::string::npos);
+  EXPECT_EQ(rh.rounds, 0);
+}
+
+TEST(Paired, KernelTimeBeyondRoundTripIsFlagged) {
+  Bench b(constant(1e-3), constant(1e-3));
+  b.cand->reported_scale = 1.2; // 1.2 ms reported in a 1.05 ms round trip
+  PairedResult r = b.run(quick_rule(), 1);
+  EXPECT_EQ(r.candidate.exceeds_round_trip, r.rounds);
+  EXPECT_EQ(r.reference.exceeds_round_trip, 0);
+  EXPECT_EQ(r.suspicious_samples, r.rounds);
+  for (const auto& s : r.candidate.samples) EXPECT_EQ(s.flag, SampleFlag::ExceedsRoundTrip);
+}
+
+TEST(Paired, KernelTimeFarBelowRoundTripIsFlagged) {
+  // The candidate claims a tenth of its real 20 ms: an 18 ms gap where the reference's is 50 us.
+  Bench b(constant(20e-3), constant(20e-3));
+  b.cand->reported_scale = 0.1;
+  PairedResult r = b.run(quick_rule(), 1);
+  EXPECT_NEAR(r.gap_overhead_s, 50e-6, 1e-9);
+  EXPECT_EQ(r.candidate.unexplained_gap, r.rounds);
+  EXPECT_EQ(r.reference.unexplained_gap, 0);
+  EXPECT_EQ(r.suspicious_samples, r.rounds);
+  EXPECT_EQ(sample_flag_name(r.candidate.samples[0].flag), "unexplained_gap");
+}
+
+TEST(Paired, CheckSampleRules) {
+  CrossCheck cc;
+  EXPECT_EQ(check_sample(-1e-6, 1e-3, cc, 0), SampleFlag::InvalidTime);
+  EXPECT_EQ(check_sample(NAN, 1e-3, cc, 0), SampleFlag::InvalidTime);
+  EXPECT_EQ(check_sample(1e-3, 0, cc, 0), SampleFlag::InvalidTime);
+  EXPECT_EQ(check_sample(1e-3, 1e-3, cc, 0), SampleFlag::None); // equal is possible
+  EXPECT_EQ(check_sample(1e-3 + 0.5e-6, 1e-3, cc, 0), SampleFlag::None); // within tolerance
+  EXPECT_EQ(check_sample(1e-3 + 2e-6, 1e-3, cc, 0), SampleFlag::ExceedsRoundTrip);
+  // Gap limit: 4 * 100 us + 1 ms = 1.4 ms.
+  EXPECT_EQ(check_sample(1e-3, 1e-3 + 1.3e-3, cc, 100e-6), SampleFlag::None);
+  EXPECT_EQ(check_sample(1e-3, 1e-3 + 1.5e-3, cc, 100e-6), SampleFlag::UnexplainedGap);
+  EXPECT_EQ(check_sample(1e-3, 1.0, cc, NAN), SampleFlag::None); // no calibration, no gap rule
+  // A calibrated overhead takes precedence over the reference's gap.
+  Bench b(constant(1e-3), constant(1e-3));
+  CrossCheck calibrated;
+  calibrated.overhead_s = 1e-6;
+  calibrated.gap_slack_s = 0;
+  PairedResult r = b.run(quick_rule(), 1, 1, calibrated);
+  EXPECT_DOUBLE_EQ(r.gap_overhead_s, 1e-6);
+  EXPECT_EQ(r.suspicious_samples, 2 * r.rounds); // 50 us > 4 us everywhere
+}
+
+TEST(Paired, CandidateTwiceAsSlowIsSlower) {
+  Bench b(noisy(1e-3, 0.03, 1), [n = noisy(1e-3, 0.03, 2)](int s, double t) { return 2 * n(s, t); });
+  PairedResult r = b.run(StopRule{}, 5);
+  EXPECT_EQ(r.status, PairedStatus::Measured);
+  EXPECT_NEAR(r.estimate.speedup, 0.5, 0.01);
+  EXPECT_EQ(paired_verdict(r, 0.01), Verdict::Slower);
+
+  Bench exact(constant(1e-3), constant(2e-3));
+  PairedResult e = exact.run(quick_rule(), 5);
+  EXPECT_DOUBLE_EQ(e.estimate.speedup, 0.5);
+  EXPECT_EQ(paired_verdict(e, 0.01), Verdict::Slower);
+  EXPECT_NEAR(e.candidate.stats.median / e.reference.stats.median, 2.0, 1e-12);
+}
+
+TEST(Paired, IdenticalNoisyArmsNeverGiveADirection) {
+  // Same kernel in both arms: 4% per-sample noise, plus episodes in which the whole machine
+  // runs 25% slower for 50 ms (a shared host). Default rule, 200 seeds.
+  int faster = 0, slower = 0, same = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    auto episodes = [](double t) { return std::fmod(t, 0.35) < 0.05 ? 1.25 : 1.0; };
+    auto ra = noisy(1e-3, 0.04, 1000 + seed);
+    auto ca = noisy(1e-3, 0.04, 5000 + seed);
+    Bench b([=](int s, double t) { return ra(s, t) * episodes(t); },
+            [=](int s, double t) { return ca(s, t) * episodes(t); });
+    PairedResult r = b.run(StopRule{}, seed);
+    ASSERT_EQ(r.status, PairedStatus::Measured);
+    switch (paired_verdict(r, 0.01)) {
+    case Verdict::Faster: ++faster; break;
+    case Verdict::Slower: ++slower; break;
+    case Verdict::Same: ++same; break;
+    case Verdict::Ambiguous: break;
+    }
+  }
+  EXPECT_LE(faster + slower, 2); // false verdict rate <= 1%
+  EXPECT_GT(same, 150);          // and the protocol does resolve SAME
+}
+
+TEST(Paired, DriftDoesNotCreateAVerdict) {
+  // Both arms slow down linearly by 50% per second of measurement, far beyond the 1% band over
+  // a run; a sequential protocol would see a large difference.
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    auto drift = [](double t) { return 1 + 0.5 * t; };
+    auto ra = noisy(2e-3, 0.02, 100 + seed);
+    auto ca = noisy(2e-3, 0.02, 900 + seed);
+    Bench b([=](int s, double t) { return ra(s, t) * drift(t); },
+            [=](int s, double t) { return ca(s, t) * drift(t); });
+    PairedResult r = b.run(StopRule{}, seed);
+    ASSERT_EQ(r.status, PairedStatus::Measured);
+    ASSERT_GT(r.wall_seconds, 0.5);
+    Verdict v = paired_verdict(r, 0.01);
+    EXPECT_TRUE(v == Verdict::Same || v == Verdict::Ambiguous) << "seed " << seed << ": "
+                                                              << verdict_name(v);
+  }
+  // Without noise the trend alone: the rounds' ratios alternate around 1 and cancel.
+  Bench det([](int, double t) { return 2e-3 * (1 + 0.5 * t); },
+            [](int, double t) { return 2e-3 * (1 + 0.5 * t); });
+  PairedResult r = det.run(StopRule{}, 3);
+  EXPECT_EQ(paired_verdict(r, 0.01), Verdict::Same);
+  EXPECT_NEAR(r.estimate.speedup, 1.0, 1e-3);
+}
+
+TEST(Paired, SameSeedSameResult) {
+  auto run = [](uint64_t seed) {
+    Bench b(noisy(1e-3, 0.05, 1), noisy(1.1e-3, 0.05, 2));
+    return b.run(quick_rule(), seed, 4);
+  };
+  PairedResult a = run(9), b = run(9);
+  ASSERT_EQ(a.rounds, b.rounds);
+  for (size_t i = 0; i < a.reference.samples.size(); ++i) {
+    EXPECT_EQ(a.reference.samples[i].kernel_seconds, b.reference.samples[i].kernel_seconds);
+    EXPECT_EQ(a.candidate.samples[i].position, b.candidate.samples[i].position);
+  }
+  EXPECT_EQ(a.estimate.log_lo, b.estimate.log_lo);
+  EXPECT_EQ(stop_reason_name(a.stop_reason), "ci_target");
+}
+
+TEST(Paired, ValidateStopRule) {
+  EXPECT_TRUE(validate_stop_rule(StopRule{}));
+  StopRule bad;
+  bad.cap_s = 0;
+  EXPECT_FALSE(validate_stop_rule(bad));
+  bad = StopRule{};
+  bad.max_samples = 5;
+  EXPECT_FALSE(validate_stop_rule(bad));
+  bad = StopRule{};
+  bad.ci.confidence = 1;
+  EXPECT_FALSE(validate_stop_rule(bad));
+}
