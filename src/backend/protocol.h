@@ -39,10 +39,12 @@ enum class MsgType : uint8_t {
   Load = 1,
   Run = 2,
   Exit = 3,
+  Flush = 4,
   Ready = 10,
   Loaded = 11,
   LoadFailed = 12,
   Done = 13,
+  Flushed = 14,
 };
 
 // One tensor as the kernel sees it: a strided view at `offset` bytes into the arena.
@@ -76,6 +78,8 @@ struct LoadCommand {
   std::vector<TensorDesc> inputs;   // set-major: input_sets groups of the same inputs
   std::vector<TensorDesc> outputs;
   std::vector<AttrDesc> attrs;
+  uint64_t flush_bytes = 0;         // cold-cache buffer the worker allocates now, written by FLUSH
+  std::vector<int32_t> cpus;        // CPU affinity (both arms of a paired job get the same); empty: inherit
 };
 
 struct RunCommand {
@@ -249,6 +253,8 @@ inline std::string encode(const LoadCommand& c) {
   for (const auto& t : c.outputs) put(w, t);
   w.u32(static_cast<uint32_t>(c.attrs.size()));
   for (const auto& a : c.attrs) put(w, a);
+  w.u64(c.flush_bytes);
+  w.list(c.cpus);
   return w.finish();
 }
 
@@ -265,6 +271,8 @@ inline std::string encode_ready() {
 }
 
 inline std::string encode_exit() { return Writer(MsgType::Exit).finish(); }
+inline std::string encode_flush() { return Writer(MsgType::Flush).finish(); }
+inline std::string encode_flushed() { return Writer(MsgType::Flushed).finish(); }
 inline std::string encode_loaded() { return Writer(MsgType::Loaded).finish(); }
 
 inline std::string encode(const LoadFailedReply& r) {
@@ -297,6 +305,8 @@ inline std::optional<LoadCommand> decode_load(std::string_view payload) {
   for (uint32_t k = 0, n = r.count(kMinTensorBytes); k < n && r.ok(); ++k) c.inputs.push_back(get_tensor(r));
   for (uint32_t k = 0, n = r.count(kMinTensorBytes); k < n && r.ok(); ++k) c.outputs.push_back(get_tensor(r));
   for (uint32_t k = 0, n = r.count(kMinAttrBytes); k < n && r.ok(); ++k) c.attrs.push_back(get_attr(r));
+  c.flush_bytes = r.u64();
+  c.cpus = r.list<int32_t>();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return c;
 }

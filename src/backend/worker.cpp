@@ -163,6 +163,8 @@ Expected<proto::LoadCommand> load_command(const WorkerOptions& options, const Sh
     a.floats = value.floats;
     c.attrs.push_back(std::move(a));
   }
+  c.flush_bytes = options.flush_bytes;
+  c.cpus = options.cpus;
   return c;
 }
 
@@ -595,6 +597,21 @@ CallResult Worker::run(int set) {
     r.message = done->message.empty() ? fmt::format("the kernel returned {} without a message", done->status)
                                       : std::move(done->message);
   }
+  return r;
+}
+
+CallResult Worker::flush() {
+  Impl& w = *m_impl;
+  if (w.dead) return *w.dead;
+  auto t0 = Clock::now();
+  proto::Frame frame;
+  if (auto failed = w.exchange(proto::encode_flush(), w.call_timeout, "while flushing the caches", frame)) {
+    return *failed;
+  }
+  if (frame.type != proto::MsgType::Flushed) return w.die(CallOutcome::Crashed, "sent a malformed reply to FLUSH");
+  CallResult r;
+  r.outcome = CallOutcome::Ok;
+  r.round_trip_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
 }
 

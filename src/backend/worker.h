@@ -22,6 +22,8 @@ struct WorkerOptions {
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30; // address space beyond the arena (RLIMIT_AS)
   std::vector<std::pair<std::string, core::AttrValue>> attrs;
+  size_t flush_bytes = 0;            // cold-cache buffer for flush(); 0: flush() does nothing
+  std::vector<int> cpus;             // CPU affinity; empty: inherit temper's
 };
 
 enum class CallOutcome {
@@ -56,6 +58,11 @@ public:
 
   // Runs the kernel once on input set `set` (tensors as laid out in the arena).
   CallResult run(int set);
+
+  // Cold-cache step: the worker writes its flush buffer (WorkerOptions::flush_bytes), evicting
+  // the kernel's data from the caches of the CPU it runs on. A separate command, so run()'s
+  // round trip stays comparable with the kernel time.
+  CallResult flush();
 
   // The last bytes the worker (and the kernel) wrote to stderr/stdout, for diagnostics.
   std::string output_tail() const;

@@ -20,8 +20,9 @@ std::string seed_id(uint64_t job_seed);
 // Fills `t` with values for `range`:
 //  - finite [lo, hi]: uniform; [0, 0] gives zeros;
 //  - [nan, nan]: all NaN;
-//  - an infinite bound (e.g. [-inf, inf]): mostly finite values of the dtype's range with about
-//    1 in 8 elements +inf or -inf on the infinite side(s), so kernels see both kinds.
+//  - an infinite bound (e.g. [-inf, inf]): about 1 in 8 elements +inf or -inf on the infinite
+//    side(s); the rest finite, with magnitudes spread evenly over octaves from 2^-8 to 1e4, so
+//    sums of two inputs stay finite even in fp16 and infinities in outputs come from inputs.
 // Values are rounded to the tensor's dtype; integers are uniform over the rounded range.
 // Generation is parallel over blocks and independent of thread count.
 void fill_input(HostTensor& t, const ValueRange& range, uint64_t seed);

@@ -4,6 +4,8 @@
 
 #include "core/task.h"
 #include "core/tolerance.h"
+#include "judge/status.h"
+#include "judge/timing.h"
 
 #include <optional>
 #include <string>
@@ -11,21 +13,6 @@
 #include <vector>
 
 namespace temper::judge {
-
-enum class CaseStatus {
-  Passed,
-  IncorrectShape,
-  IncorrectDtype,
-  IncorrectNumerical,
-  RuntimeError,
-  Crashed,
-  Timeout,
-  CompileError,
-  RejectedCheat,
-  TooSlow,
-};
-
-std::string_view status_name(CaseStatus s); // PASSED, INCORRECT_NUMERICAL, ...
 
 struct OutputMismatch {
   std::string output;
@@ -71,6 +58,9 @@ struct CaseResult {
   std::vector<TrialSummary> trials;
   bool nondeterministic = false; // the repeated call produced different bytes
   std::string output_tail;       // the worker's last output, for crashes and errors
+
+  // Paired timing against the reference, when one was given and the case passed.
+  std::optional<CaseTimingSummary> timing;
 
   double kernel_seconds = 0; // median over trials
   double wall_seconds = 0;   // judge time spent on this case

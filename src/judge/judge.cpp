@@ -5,12 +5,14 @@
 #include "core/task_loader.h"
 #include "judge/correctness.h"
 #include "judge/golden.h"
+#include "judge/timing_phase.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/host.h"
 #include "util/progress.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <atomic>
 #include <chrono>
@@ -145,33 +147,66 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   TEMPER_TRY_ASSIGN(build::CompilerIdentity compiler_id, build::identify_compiler(opt.compiler.program, runner));
   GoldenRunner golden(task, cache, runner, util::cache_root() / "golden");
 
-  // 1. Build: the golden and the candidate (once, or once per case when it asks to be
-  // specialized), all through the cache, in parallel.
-  const bool specialized = build::wants_specialization(source_text);
-  std::vector<build::CompileRequest> reqs;
-  if (specialized) {
-    for (const auto* c : cases) {
+  // 1. Build: the golden, the candidate and the reference (each once, or once per case when
+  // its source asks to be specialized), all through the cache, in parallel.
+  auto requests_for = [&](const fs::path& source, const std::string& text, const std::vector<std::string>& flags,
+                          const std::string& what) {
+    std::vector<build::CompileRequest> out;
+    if (build::wants_specialization(text)) {
+      for (const auto* c : cases) {
+        build::CompileRequest r;
+        r.source = source;
+        r.flags = flags;
+        r.defines = build::specialization_defines(task.op, *c);
+        r.label = fmt::format("{} case {}", what, c->id);
+        out.push_back(std::move(r));
+      }
+    } else {
       build::CompileRequest r;
-      r.source = opt.candidate;
-      r.defines = build::specialization_defines(task.op, *c);
-      r.label = fmt::format("case {}", c->id);
-      reqs.push_back(std::move(r));
+      r.source = source;
+      r.flags = flags;
+      r.label = what;
+      out.push_back(std::move(r));
     }
-  } else {
-    build::CompileRequest r;
-    r.source = opt.candidate;
-    r.label = "candidate";
-    reqs.push_back(std::move(r));
+    return out;
+  };
+  const bool specialized = build::wants_specialization(source_text);
+  std::vector<build::CompileRequest> reqs = requests_for(opt.candidate, source_text, {}, "candidate");
+  const size_t candidate_builds = reqs.size();
+  std::vector<std::string> reference_flags;
+  bool reference_specialized = false;
+  if (opt.timing) {
+    const fs::path& ref = opt.timing->reference;
+    if (!fs::is_regular_file(ref, ec)) return fail("reference {} is not a file", ref.string());
+    TEMPER_TRY_ASSIGN(std::string ref_text, util::read_file(ref));
+    reference_flags = opt.timing->reference_flags.empty() ? opt.compiler.flags : opt.timing->reference_flags;
+    // One protocol for both arms: the judge refuses to compare builds made differently.
+    if (reference_flags != opt.compiler.flags) {
+      return fail("refusing to compare measurements taken under different protocols: flags differ (reference: {}, candidate: {}); "
+                  "build both the same way",
+                  fmt::join(reference_flags, " "), fmt::join(opt.compiler.flags, " "));
+    }
+    reference_specialized = build::wants_specialization(ref_text);
+    auto ref_reqs = requests_for(ref, ref_text, reference_flags, "reference");
+    reqs.insert(reqs.end(), ref_reqs.begin(), ref_reqs.end());
   }
-  progress.status(fmt::format("compiling {} candidate build(s) and the golden", reqs.size()));
+  progress.status(fmt::format("compiling {} build(s) and the golden", reqs.size()));
   auto golden_ready = std::async(std::launch::async, [&] { return golden.prepare(); });
   std::atomic<int> compiled{0};
-  auto builds = cache.compile_all(reqs, jobs, [&](const build::CompileResult& r) {
+  auto all_builds = cache.compile_all(reqs, jobs, [&](const build::CompileResult& r) {
     progress.status(fmt::format("compiled {} ({}/{}){}", r.label, ++compiled, reqs.size(), r.cache_hit ? " [cached]" : ""));
   });
   TEMPER_TRY(golden_ready.get());
-  for (auto& b : builds)
+  for (auto& b : all_builds)
     if (!b) return tl::unexpected(b.error());
+  std::vector<Expected<build::CompileResult>> builds(all_builds.begin(), all_builds.begin() + static_cast<long>(candidate_builds));
+  std::vector<build::CompileResult> ref_builds;
+  for (size_t k = candidate_builds; k < all_builds.size(); ++k) {
+    if (!all_builds[k]->ok) {
+      return fail("the reference {} does not compile:\n{}", opt.timing->reference.string(), all_builds[k]->diagnostics);
+    }
+    ref_builds.push_back(*all_builds[k]);
+  }
 
   JudgeReport report;
   report.golden_compile_seconds = golden.compile_seconds();
@@ -246,6 +281,31 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   });
   progress.finish();
   if (first_error) return tl::unexpected(*first_error);
+
+  // 4. Timing against the reference, cases one at a time (never two measurements at once).
+  if (opt.timing) {
+    TimingConfig tc;
+    tc.protocol = opt.timing->protocol;
+    tc.protocol.threads = task.config.threads;
+    if (tc.protocol.flush_bytes == 0) tc.protocol.flush_bytes = default_flush_bytes();
+    tc.protocol.compiler = compiler_id.version;
+    tc.protocol.flags = opt.compiler.flags;
+    tc.worker_exe = worker_exe;
+    tc.call_timeout = opt.call_timeout;
+    tc.memory_limit_bytes = opt.memory_limit_bytes;
+    tc.noise_floor = opt.timing->noise_floor;
+    TimingPhaseInput in;
+    in.task = &task;
+    in.cases = cases;
+    in.job_seed = job_seed;
+    in.reference_key = ref_builds.front().key;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      in.candidate_artifacts.push_back(builds[specialized ? i : 0]->artifact);
+      in.reference_artifacts.push_back(ref_builds[reference_specialized ? i : 0].artifact);
+    }
+    TEMPER_TRY(run_timing_phase(in, *opt.timing, tc, golden, report, progress));
+    progress.finish();
+  }
 
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.context = {

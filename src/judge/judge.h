@@ -5,6 +5,7 @@
 
 #include "build/compiler.h"
 #include "judge/case_result.h"
+#include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
 
@@ -18,6 +19,19 @@
 #include <vector>
 
 namespace temper::judge {
+
+// Paired timing against a reference (the timing half of the judge).
+struct TimingOptions {
+  std::filesystem::path reference;           // reference kernel source
+  std::vector<std::string> reference_flags;  // empty: the candidate's flags
+  std::string tier = "gate";                 // probe: one case, short; gate: all selected cases
+  int measure_jobs = 3;                      // gate: independent measurement jobs
+  int confirm_jobs = 3;                      // gate: confirmation jobs (fresh processes, new seeds, reversed order)
+  MeasurementProtocol protocol;              // compiler and flags are filled in by the judge
+  double noise_floor = kDefaultNoiseFloor;
+  bool use_calibration = true;               // use a stored A/A calibration for this protocol
+  bool calibrate = false;                    // time the reference against itself and store the noise
+};
 
 struct JudgeOptions {
   std::filesystem::path task_dir;
@@ -33,6 +47,7 @@ struct JudgeOptions {
   std::filesystem::path worker_exe;      // default: temper-worker beside the running binary
   bool progress = true;                  // progress lines on stderr
   std::string temper_version = "dev";
+  std::optional<TimingOptions> timing;   // set: also time against the reference
 };
 
 struct JudgeReport {
@@ -41,6 +56,7 @@ struct JudgeReport {
   double wall_seconds = 0;
   double compile_seconds = 0;     // summed compile time of the candidate builds not from cache
   double golden_compile_seconds = 0;
+  nlohmann::json timing_overall;  // aggregate over timed cases and the protocol; null without timing
 
   bool all_passed() const;
 };

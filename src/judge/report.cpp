@@ -65,6 +65,65 @@ std::string error_text(double v) {
   return fmt::format("{:.2e}", v);
 }
 
+nlohmann::json arm_json(const ArmResult& a) {
+  std::vector<double> kernel;
+  kernel.reserve(a.samples.size());
+  for (const auto& s : a.samples) kernel.push_back(s.kernel_seconds);
+  return {{"n", a.stats.n},
+          {"min", a.stats.min},
+          {"q1", a.stats.q1},
+          {"median", a.stats.median},
+          {"mean", a.stats.mean},
+          {"q3", a.stats.q3},
+          {"max", a.stats.max},
+          {"rel_spread", a.stats.rel_spread},
+          {"rel_stdev", a.stats.rel_stdev},
+          {"warmup_calls", a.warmup_calls},
+          {"spent_seconds", a.spent_seconds},
+          {"flags", {{"invalid_time", a.invalid_time}, {"exceeds_round_trip", a.exceeds_round_trip}, {"unexplained_gap", a.unexplained_gap}}},
+          {"samples", kernel}};
+}
+
+nlohmann::json estimate_json(const PairedEstimate& e) {
+  return {{"n", e.n},
+          {"speedup", json_number(e.speedup)},
+          {"ci", e.ci_determined ? nlohmann::json::array({e.speedup_lo, e.speedup_hi}) : nlohmann::json()},
+          {"ci_level", e.confidence},
+          {"half_width_log", json_number(e.half_width)}};
+}
+
+nlohmann::json timing_json(const CaseTimingSummary& t) {
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& job : t.jobs) {
+    const CaseTiming& r = job.result;
+    nlohmann::json j = {{"kind", job.confirmation ? "confirmation" : "measurement"},
+                        {"seed_id", job.seed_id},
+                        {"status", paired_status_name(r.paired.status)},
+                        {"stop_reason", stop_reason_name(r.paired.stop_reason)},
+                        {"rounds", r.paired.rounds},
+                        {"reference_first", r.paired.reference_first},
+                        {"input_sets", r.input_sets},
+                        {"verdict", verdict_name(r.verdict)},
+                        {"estimate", estimate_json(r.paired.estimate)},
+                        {"reference", arm_json(r.paired.reference)},
+                        {"candidate", arm_json(r.paired.candidate)},
+                        {"suspicious_samples", r.paired.suspicious_samples},
+                        {"rechecks", r.rechecks},
+                        {"fingerprint_changes", r.fingerprint_changes},
+                        {"wall_seconds", r.paired.wall_seconds}};
+    if (!r.message.empty()) j["message"] = r.message;
+    jobs.push_back(j);
+  }
+  return {{"verdict", verdict_name(t.verdict)},
+          {"confirmed", t.confirmed},
+          {"reason", t.reason},
+          {"speedup", json_number(t.speedup)},
+          {"ci", nlohmann::json::array({json_number(t.speedup_lo), json_number(t.speedup_hi)})},
+          {"noise_threshold", t.delta},
+          {"calibrated", t.calibrated},
+          {"jobs", jobs}};
+}
+
 } // namespace
 
 nlohmann::json case_to_json(const CaseResult& c) {
@@ -101,6 +160,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
                       {"max_abs", json_number(t.max_abs)}, {"max_rel", json_number(t.max_rel)}});
   }
   j["trial_results"] = trials;
+  if (c.timing) j["timing"] = timing_json(*c.timing);
   if (!c.first_mismatches.empty()) {
     nlohmann::json m = nlohmann::json::array();
     for (const auto& fm : c.first_mismatches) {
@@ -137,6 +197,7 @@ nlohmann::json report_to_json(const JudgeReport& r) {
         {"compile_seconds", r.compile_seconds},
         {"golden_compile_seconds", r.golden_compile_seconds}}},
       {"cases", cases},
+      {"timing", r.timing_overall},
   };
 }
 
@@ -149,8 +210,11 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
   size_t shape_w = 5;
   for (const auto& c : r.cases) shape_w = std::max(shape_w, shapes_text(c).size());
   shape_w = std::min<size_t>(shape_w, 44);
-  out << fmt::format("{:>5}  {:<9} {:<{}} {:<20} {:>9} {:>9} {:>10}\n", "case", "dtype", "shape", shape_w, "status",
+  const bool timed = !r.timing_overall.is_null();
+  out << fmt::format("{:>5}  {:<9} {:<{}} {:<20} {:>9} {:>9} {:>10}", "case", "dtype", "shape", shape_w, "status",
                      "max_abs", "max_rel", "kernel_s");
+  if (timed) out << fmt::format("  {:>8} {:>17}  {:<10}", "speedup", "95% interval", "verdict");
+  out << "\n";
   int passed = 0;
   for (const auto& c : r.cases) {
     passed += c.status == CaseStatus::Passed;
@@ -158,9 +222,15 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
     if (c.nondeterministic && c.status == CaseStatus::Passed) status += "*";
     std::string shape = shapes_text(c);
     if (shape.size() > shape_w) shape = shape.substr(0, shape_w - 3) + "...";
-    out << fmt::format("{:>5}  {:<9} {:<{}} {} {:>9} {:>9} {:>10.6f}\n", c.case_id, dtypes_text(c), shape, shape_w,
+    out << fmt::format("{:>5}  {:<9} {:<{}} {} {:>9} {:>9} {:>10.6f}", c.case_id, dtypes_text(c), shape, shape_w,
                        paint(c.status, fmt::format("{:<20}", status)), error_text(c.max_abs), error_text(c.max_rel),
                        c.kernel_seconds);
+    if (timed && c.timing && !c.timing->jobs.empty()) {
+      const auto& t = *c.timing;
+      std::string verdict = std::string(verdict_name(t.verdict)) + (t.confirmed ? "" : t.jobs.size() > 1 ? "?" : "");
+      out << fmt::format("  {:>8.3f} [{:>6.3f}, {:>6.3f}]  {:<10}", t.speedup, t.speedup_lo, t.speedup_hi, verdict);
+    }
+    out << "\n";
   }
   bool any_note = false;
   for (const auto& c : r.cases) {
@@ -178,6 +248,15 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
     }
   }
   out << fmt::format("\n{} of {} cases passed ({:.1f} s)\n", passed, r.cases.size(), r.wall_seconds);
+  if (timed) {
+    const auto& t = r.timing_overall;
+    std::string geo = t["geomean_speedup"].is_null() ? "n/a" : fmt::format("{:.3f}", t["geomean_speedup"].get<double>());
+    std::string ci = t["geomean_ci"].is_null() ? "" : fmt::format(" [{:.3f}, {:.3f}]", t["geomean_ci"][0].get<double>(), t["geomean_ci"][1].get<double>());
+    const auto& v = t["verdicts"];
+    out << fmt::format("timing ({} tier, {}+{} jobs): geomean speedup {}{}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n",
+                       t["tier"].get<std::string>(), t["measurement_jobs"].get<int>(), t["confirmation_jobs"].get<int>(), geo, ci,
+                       v["FASTER"].get<int>(), v["SLOWER"].get<int>(), v["SAME"].get<int>(), v["AMBIGUOUS"].get<int>());
+  }
 }
 
 } // namespace temper::judge

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -168,6 +169,19 @@ struct Kernel {
 
 Kernel g_kernel;
 
+// The cold-cache buffer: writing all of it (at least twice the last-level cache) before a timed
+// call evicts the kernel's data from every cache level this core sees.
+std::vector<unsigned char> g_flush;
+unsigned char g_flush_value = 0;
+
+void handle_flush() {
+  if (g_flush.empty()) return;
+  ++g_flush_value;
+  std::memset(g_flush.data(), g_flush_value, g_flush.size());
+  // Keep the compiler from dropping the stores as dead.
+  asm volatile("" : : "r"(g_flush.data()) : "memory");
+}
+
 std::string load_failed(bool harness, const std::string& message) {
   return proto::encode(proto::LoadFailedReply{harness, message});
 }
@@ -231,6 +245,20 @@ std::string handle_load(std::string_view payload) {
   k.call_inputs.resize(static_cast<size_t>(k.per_set));
   k.call_outputs = k.outputs;
   k.call_attrs = k.attrs;
+
+  if (!c.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int32_t cpu : c.cpus)
+      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0) {
+      return load_failed(true, std::string("sched_setaffinity: ") + std::strerror(errno));
+    }
+  }
+  if (c.flush_bytes > 0) {
+    // Allocated and touched now, before the address-space limit, so FLUSH never allocates.
+    g_flush.assign(static_cast<size_t>(c.flush_bytes), 1);
+  }
 
   // A runaway allocation must fail inside this process rather than take the machine. The
   // arena is already mapped, so the current size accounts for it.
@@ -331,6 +359,10 @@ int main(int argc, char** argv) {
     }
     case proto::MsgType::Run:
       write_all(proto::kReplyFd, handle_run(f.payload));
+      break;
+    case proto::MsgType::Flush:
+      handle_flush();
+      write_all(proto::kReplyFd, proto::encode_flushed());
       break;
     case proto::MsgType::Exit:
       // _exit, not exit: the artifact's static destructors are the kernel's code and do not

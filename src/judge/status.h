@@ -1,0 +1,23 @@
+// Case statuses, with the names DESIGN.md gives them.
+#pragma once
+
+#include <string_view>
+
+namespace temper::judge {
+
+enum class CaseStatus {
+  Passed,
+  IncorrectShape,
+  IncorrectDtype,
+  IncorrectNumerical,
+  RuntimeError,
+  Crashed,
+  Timeout,
+  CompileError,
+  RejectedCheat,
+  TooSlow,
+};
+
+std::string_view status_name(CaseStatus s); // PASSED, INCORRECT_NUMERICAL, ...
+
+} // namespace temper::judge

@@ -1,0 +1,276 @@
+#include "judge/timing.h"
+
+#include "backend/arena.h"
+#include "backend/worker.h"
+#include "core/inputs.h"
+#include "core/tolerance.h"
+#include "util/clock.h"
+#include "util/hash.h"
+#include "util/host.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace temper::judge {
+
+namespace fs = std::filesystem;
+
+nlohmann::json MeasurementProtocol::to_json() const {
+  return {{"cache_mode", cache_mode},
+          {"flush_bytes", flush_bytes},
+          {"threads", threads},
+          {"cpus", cpus},
+          {"clock", clock},
+          {"min_input_sets", min_input_sets},
+          {"pool_cap_bytes", pool_cap_bytes},
+          {"warmup_s", rule.warmup_s},
+          {"min_samples", rule.min_samples},
+          {"min_time_s", rule.min_time_s},
+          {"target_half_width", rule.target_half_width},
+          {"cap_s", rule.cap_s},
+          {"max_samples", rule.max_samples},
+          {"compiler", compiler},
+          {"flags", flags}};
+}
+
+std::optional<std::string> protocol_difference(const nlohmann::json& a, const nlohmann::json& b) {
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    if (!b.contains(it.key())) return fmt::format("{}: {} vs (absent)", it.key(), it.value().dump());
+    if (b[it.key()] != it.value()) return fmt::format("{}: {} vs {}", it.key(), it.value().dump(), b[it.key()].dump());
+  }
+  for (auto it = b.begin(); it != b.end(); ++it) {
+    if (!a.contains(it.key())) return fmt::format("{}: (absent) vs {}", it.key(), it.value().dump());
+  }
+  return std::nullopt;
+}
+
+size_t default_flush_bytes() {
+  uint64_t llc = util::host_info().llc_bytes;
+  return llc > 0 ? static_cast<size_t>(2 * llc) : size_t{256} << 20;
+}
+
+int input_set_count(const MeasurementProtocol& p, size_t bytes_per_set) {
+  if (bytes_per_set == 0) return std::max(1, p.min_input_sets);
+  size_t fit = p.pool_cap_bytes / bytes_per_set;
+  return static_cast<int>(std::clamp<size_t>(fit, 1, static_cast<size_t>(std::max(1, p.min_input_sets))));
+}
+
+namespace {
+
+uint64_t fingerprint(const backend::SharedArena& arena) {
+  uint64_t h = 0;
+  auto& a = const_cast<backend::SharedArena&>(arena);
+  for (size_t k = 0; k < arena.layout().outputs.size(); ++k) {
+    h = util::hash64(a.output(k), arena.layout().outputs[k].bytes(), h);
+  }
+  return h;
+}
+
+bool needs_lowp(const core::Task& task, const std::vector<GoldenOutput>& outs) {
+  for (const auto& o : outs) {
+    const auto& s = task.tolerance_for(o.name).standard;
+    if (s == "cann-bench" || s == "flashattention") return true;
+  }
+  return false;
+}
+
+struct SetData {
+  std::vector<core::HostTensor> inputs;
+  GoldenResult golden;
+  std::optional<GoldenResult> lowp;
+};
+
+// One arm: a worker on its own arena holding every input set. Each sample restores the set's
+// inputs, poisons the outputs, runs the cold-cache step, then times one call.
+class WorkerArm final : public TimedArm {
+public:
+  WorkerArm(const core::Task& task, const std::vector<SetData>& sets, backend::SharedArena arena, bool cold, bool verify)
+      : m_task(task), m_sets(sets), m_arena(std::move(arena)), m_cold(cold), m_verify(verify) {}
+
+  Expected<backend::CallResult> start(const backend::WorkerOptions& options) {
+    for (int s = 0; s < m_arena.layout().input_sets; ++s) restore(s);
+    auto [w, loaded] = backend::Worker::start(options, m_arena);
+    if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
+    m_worker = std::move(w);
+    return loaded;
+  }
+
+  Expected<TimedSample> sample(int set) override {
+    restore(set);
+    TimedSample out;
+    if (m_cold) {
+      backend::CallResult f = m_worker->flush();
+      if (f.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", f.message);
+      if (!f.ok()) return failed(f);
+    }
+    backend::CallResult r = m_worker->run(set);
+    if (r.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", r.message);
+    if (!r.ok()) return failed(r);
+    out.kernel_seconds = r.kernel_seconds;
+    out.round_trip_seconds = r.round_trip_seconds;
+    if (m_verify) {
+      if (std::string why = verify(set); !why.empty()) {
+        out.ok = false;
+        out.message = why;
+        m_behaviour_differs = true;
+      }
+    }
+    return out;
+  }
+
+  int rechecks() const { return m_rechecks; }
+  int fingerprint_changes() const { return m_fingerprint_changes; }
+  bool behaviour_differs() const { return m_behaviour_differs; }
+  std::optional<backend::CallOutcome> failure() const { return m_failure; }
+
+private:
+  void restore(int set) {
+    const auto& inputs = m_sets[static_cast<size_t>(set)].inputs;
+    for (size_t k = 0; k < inputs.size(); ++k) std::memcpy(m_arena.input(set, k), inputs[k].buffer.data(), inputs[k].spec.bytes());
+    const auto& outs = m_arena.layout().outputs;
+    for (size_t k = 0; k < outs.size(); ++k) std::memset(m_arena.output(k), 0xFF, outs[k].bytes());
+  }
+
+  TimedSample failed(const backend::CallResult& r) {
+    m_failure = r.outcome;
+    TimedSample s;
+    s.ok = false;
+    s.message = r.message;
+    return s;
+  }
+
+  // The first output of each set, and any output whose bytes differ from it, is compared with
+  // the golden: identical bytes were already checked, different bytes must pass again.
+  std::string verify(int set) {
+    uint64_t fp = fingerprint(m_arena);
+    auto it = m_known.find(set);
+    if (it != m_known.end() && it->second == fp) return {};
+    if (it != m_known.end()) ++m_fingerprint_changes;
+    m_known[set] = fp;
+    ++m_rechecks;
+    const SetData& d = m_sets[static_cast<size_t>(set)];
+    for (size_t k = 0; k < d.golden.outputs.size(); ++k) {
+      const GoldenOutput& g = d.golden.outputs[k];
+      const auto& spec = m_arena.layout().outputs[k];
+      std::vector<double> got(static_cast<size_t>(spec.numel()));
+      for (size_t i = 0; i < got.size(); ++i) got[i] = core::load_double(m_arena.output(k), spec.dtype, i);
+      core::OutputView view{g.dtype, g.shape, got.data(), g.values.data(), d.lowp ? d.lowp->outputs[k].values.data() : nullptr};
+      core::Comparison cmp = core::compare_output(m_task.tolerance_for(g.name), view);
+      if (!cmp.passed) return fmt::format("a timed call's output '{}' (input set {}) fails the golden check: {}", g.name, set, cmp.reason);
+    }
+    return {};
+  }
+
+  const core::Task& m_task;
+  const std::vector<SetData>& m_sets;
+  backend::SharedArena m_arena;
+  bool m_cold;
+  bool m_verify;
+  std::unique_ptr<backend::Worker> m_worker;
+  std::map<int, uint64_t> m_known;
+  int m_rechecks = 0;
+  int m_fingerprint_changes = 0;
+  bool m_behaviour_differs = false;
+  std::optional<backend::CallOutcome> m_failure;
+};
+
+} // namespace
+
+Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,
+                               const fs::path& candidate_artifact, GoldenRunner& golden, const TimingConfig& config,
+                               uint64_t job_seed, std::optional<double> calibrated_noise, bool reference_first_start) {
+  CaseTiming out;
+  out.seed = job_seed;
+  const MeasurementProtocol& p = config.protocol;
+
+  size_t per_set = 0;
+  for (const auto& spec : c.input_specs(task.op)) per_set += spec.bytes();
+  out.input_sets = input_set_count(p, per_set);
+
+  // Inputs and goldens of every set, before either worker starts. Trials 0..K-1 of the job
+  // seed: the correctness job's seed finds these goldens in the cache.
+  std::vector<SetData> sets(static_cast<size_t>(out.input_sets));
+  for (int s = 0; s < out.input_sets; ++s) {
+    SetData& d = sets[static_cast<size_t>(s)];
+    d.inputs = core::generate_inputs(task.op, c, job_seed, s);
+    TEMPER_TRY_ASSIGN(d.golden, golden.outputs(c, d.inputs, GoldenPrecision::Fp64));
+    if (needs_lowp(task, d.golden.outputs)) {
+      TEMPER_TRY_ASSIGN(d.lowp, golden.outputs(c, d.inputs, GoldenPrecision::LowPrecision));
+    }
+  }
+
+  backend::ArenaLayout layout;
+  for (const auto& in : sets[0].inputs) layout.inputs.push_back(in.spec);
+  for (const auto& o : sets[0].golden.outputs) layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
+  layout.input_sets = out.input_sets;
+  TEMPER_TRY_ASSIGN(backend::SharedArena ref_arena, backend::SharedArena::create(layout));
+  TEMPER_TRY_ASSIGN(backend::SharedArena cand_arena, backend::SharedArena::create(layout));
+
+  const bool cold = p.cache_mode == "cold";
+  WorkerArm ref(task, sets, std::move(ref_arena), cold, false);
+  WorkerArm cand(task, sets, std::move(cand_arena), cold, true);
+
+  backend::WorkerOptions wo;
+  wo.worker_exe = config.worker_exe;
+  wo.threads = p.threads;
+  wo.call_timeout = config.call_timeout;
+  wo.memory_limit_bytes = config.memory_limit_bytes;
+  wo.attrs = c.attrs;
+  wo.flush_bytes = cold ? p.flush_bytes : 0;
+  wo.cpus = p.cpus;
+  backend::WorkerOptions ref_opts = wo, cand_opts = wo;
+  ref_opts.artifact = reference_artifact;
+  cand_opts.artifact = candidate_artifact;
+
+  auto start_ref = [&]() -> Status {
+    TEMPER_TRY_ASSIGN(backend::CallResult r, ref.start(ref_opts));
+    if (!r.ok()) return fail("the reference does not load on case {}: {}", c.id, r.message);
+    return {};
+  };
+  std::optional<backend::CallResult> cand_load;
+  auto start_cand = [&]() -> Status {
+    TEMPER_TRY_ASSIGN(backend::CallResult r, cand.start(cand_opts));
+    cand_load = r;
+    return {};
+  };
+  if (reference_first_start) {
+    TEMPER_TRY(start_ref());
+    TEMPER_TRY(start_cand());
+  } else {
+    TEMPER_TRY(start_cand());
+    TEMPER_TRY(start_ref());
+  }
+  if (!cand_load->ok()) {
+    out.paired.status = PairedStatus::ArmFailed;
+    out.paired.failed_arm = Arm::Candidate;
+    out.message = "the candidate does not load: " + cand_load->message;
+    out.failure_status = cand_load->outcome == backend::CallOutcome::Crashed ? CaseStatus::Crashed : CaseStatus::RuntimeError;
+    return out;
+  }
+
+  util::SteadyClock clock;
+  out.paired = measure_paired(ref, cand, clock, p.rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
+                              config.cross_check);
+  out.rechecks = cand.rechecks();
+  out.fingerprint_changes = cand.fingerprint_changes();
+  out.behaviour_differs = cand.behaviour_differs();
+  if (out.paired.status == PairedStatus::ArmFailed) {
+    if (out.paired.failed_arm == Arm::Reference) {
+      return fail("the reference failed while timed on case {}: {}", c.id, out.paired.failure_message);
+    }
+    out.message = out.paired.failure_message;
+    out.failure_status = out.behaviour_differs ? CaseStatus::IncorrectNumerical
+                         : cand.failure() == backend::CallOutcome::Crashed ? CaseStatus::Crashed
+                         : cand.failure() == backend::CallOutcome::TimedOut ? CaseStatus::Timeout
+                                                                             : CaseStatus::RuntimeError;
+  }
+  out.delta = noise_threshold(calibrated_noise, config.noise_floor);
+  out.verdict = paired_verdict(out.paired, out.delta);
+  return out;
+}
+
+} // namespace temper::judge

@@ -1,0 +1,199 @@
+#include "judge/timing_phase.h"
+
+#include "core/inputs.h"
+#include "judge/calibration.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <ctime>
+
+namespace temper::judge {
+
+namespace {
+
+// Job seeds: the first measurement job reuses the correctness job's seed (its goldens are
+// cached); every other job draws its own, so confirmation sees inputs no earlier job saw.
+uint64_t job_seed_for(uint64_t base, int job) {
+  if (job == 0) return base;
+  uint64_t x = base + 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(job);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+void summarize(CaseTimingSummary& s) {
+  std::vector<Verdict> measure, confirm;
+  double log_sum = 0;
+  int n = 0;
+  s.speedup_lo = INFINITY;
+  s.speedup_hi = 0;
+  for (const auto& j : s.jobs) {
+    (j.confirmation ? confirm : measure).push_back(j.result.verdict);
+    const auto& e = j.result.paired.estimate;
+    if (j.result.paired.status != PairedStatus::Measured || e.n == 0) continue;
+    log_sum += e.median_log_ratio;
+    ++n;
+    s.speedup_lo = std::min(s.speedup_lo, e.ci_determined ? e.speedup_lo : 0.0);
+    s.speedup_hi = std::max(s.speedup_hi, e.ci_determined ? e.speedup_hi : INFINITY);
+  }
+  s.speedup = n ? std::exp(log_sum / n) : NAN;
+  if (!n) s.speedup_lo = s.speedup_hi = NAN;
+  MergedVerdict m = merge_confirmation(measure, confirm);
+  s.verdict = m.verdict;
+  s.confirmed = m.confirmed;
+  s.reason = std::string(m.reason);
+}
+
+// Folds what timing found about the candidate into the case's status.
+void apply_to_status(CaseResult& r, double cap_s) {
+  for (const auto& j : r.timing->jobs) {
+    const CaseTiming& t = j.result;
+    if (t.behaviour_differs) {
+      r.status = CaseStatus::IncorrectNumerical;
+      r.reason_code = "timed_behaviour_differs";
+      r.message = t.message;
+      return;
+    }
+    if (t.paired.candidate.exceeds_round_trip > 0) {
+      r.status = CaseStatus::RejectedCheat;
+      r.reason_code = "timer_tampering";
+      r.message = fmt::format("{} timed call(s) reported more kernel time than the judge saw round trip",
+                              t.paired.candidate.exceeds_round_trip);
+      return;
+    }
+    if (t.paired.status == PairedStatus::ArmFailed) {
+      r.status = t.failure_status;
+      r.message = "while timed: " + t.message;
+      return;
+    }
+    if (t.paired.status == PairedStatus::TooSlow) {
+      r.status = CaseStatus::TooSlow;
+      r.message = fmt::format("fewer than 3 samples per arm fit in the cap of {} s per arm", cap_s);
+      return;
+    }
+  }
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+} // namespace
+
+Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
+                        GoldenRunner& golden, JudgeReport& report, util::Progress& progress) {
+  const core::Task& task = *in.task;
+  nlohmann::json protocol = config.protocol.to_json();
+
+  // A stored A/A calibration counts only under the very same protocol.
+  std::optional<Calibration> calibration;
+  std::string calibration_note = "none";
+  std::filesystem::path cal_file = calibration_path(task.op.name, in.reference_key);
+  if (options.use_calibration && !options.calibrate) {
+    if (auto c = load_calibration(cal_file)) {
+      if (auto diff = protocol_difference(c->protocol, protocol)) {
+        calibration_note = "ignored: measured under another protocol (" + *diff + ")";
+        progress.line("note: the stored calibration was measured under another protocol (" + *diff + "); using the noise floor");
+      } else {
+        calibration = *c;
+        calibration_note = "used, from " + c->date;
+      }
+    }
+  }
+
+  const bool probe = options.tier == "probe";
+  const int measure = probe ? 1 : std::max(1, options.measure_jobs);
+  const int confirm = probe || options.calibrate ? 0 : std::max(0, options.confirm_jobs);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < in.cases.size(); ++i) {
+    if (report.cases[i].status == CaseStatus::Passed) order.push_back(i);
+  }
+  if (probe && order.size() > 1) order.resize(1);
+  for (size_t i : order) report.cases[i].timing.emplace();
+
+  const int total_jobs = measure + confirm;
+  for (int job = 0; job < total_jobs; ++job) {
+    const bool confirmation = job >= measure;
+    const uint64_t seed = job_seed_for(in.job_seed, job);
+    std::vector<size_t> this_order = order;
+    if (confirmation) std::reverse(this_order.begin(), this_order.end());
+    size_t done = 0;
+    for (size_t i : this_order) {
+      CaseResult& r = report.cases[i];
+      if (r.status != CaseStatus::Passed) continue; // failed while timed in an earlier job
+      const core::Case& c = *in.cases[i];
+      progress.status(fmt::format("timing: {} job {}/{}, case {} ({}/{})", confirmation ? "confirmation" : "measurement",
+                                  job + 1, total_jobs, c.id, ++done, this_order.size()));
+      std::optional<double> noise;
+      if (calibration) {
+        if (auto it = calibration->noise.find(c.id); it != calibration->noise.end()) noise = it->second;
+      }
+      TEMPER_TRY_ASSIGN(CaseTiming t, time_case(task, c, in.reference_artifacts[i], in.candidate_artifacts[i], golden, config,
+                                                seed, noise, !confirmation));
+      r.timing->calibrated = noise.has_value();
+      r.timing->delta = t.delta;
+      r.timing->jobs.push_back({confirmation, core::seed_id(seed), std::move(t)});
+      apply_to_status(r, config.protocol.rule.cap_s);
+      if (r.status == CaseStatus::Passed) {
+        summarize(*r.timing);
+        const auto& last = r.timing->jobs.back().result;
+        progress.line(fmt::format("case {}: {} job {}: speedup {:.3f} [{:.3f}, {:.3f}] {} ({} rounds, {})", c.id,
+                                  confirmation ? "confirmation" : "measurement", job + 1, last.paired.estimate.speedup,
+                                  last.paired.estimate.speedup_lo, last.paired.estimate.speedup_hi,
+                                  verdict_name(last.verdict), last.paired.rounds, stop_reason_name(last.paired.stop_reason)));
+      }
+    }
+  }
+
+  std::vector<CaseComparison> comparisons;
+  for (size_t i : order) {
+    CaseResult& r = report.cases[i];
+    summarize(*r.timing);
+    if (r.status != CaseStatus::Passed || r.timing->jobs.empty()) continue;
+    CaseComparison cc;
+    // The aggregate uses the first measurement job's estimate per case; the merged verdict
+    // decides the counts.
+    cc.estimate = r.timing->jobs.front().result.paired.estimate;
+    cc.verdict = r.timing->verdict;
+    comparisons.push_back(cc);
+  }
+  Aggregate agg = aggregate_cases(comparisons, options.noise_floor);
+
+  if (options.calibrate) {
+    Calibration cal;
+    cal.protocol = protocol;
+    cal.date = utc_now();
+    for (size_t i : order) {
+      const CaseResult& r = report.cases[i];
+      if (!r.timing || r.timing->jobs.empty()) continue;
+      if (auto n = aa_noise(r.timing->jobs.front().result.paired.estimate)) cal.noise[r.case_id] = *n;
+    }
+    TEMPER_TRY(save_calibration(cal_file, cal));
+    progress.line(fmt::format("calibration stored: {} ({} cases)", cal_file.string(), cal.noise.size()));
+  }
+
+  report.timing_overall = {
+      {"tier", options.tier},
+      {"measurement_jobs", measure},
+      {"confirmation_jobs", confirm},
+      {"protocol", protocol},
+      {"noise_floor", options.noise_floor},
+      {"calibration", calibration_note},
+      {"cases_timed", agg.cases},
+      {"geomean_speedup", std::isfinite(agg.geomean_speedup) ? nlohmann::json(agg.geomean_speedup) : nlohmann::json()},
+      {"geomean_ci", agg.ci_determined ? nlohmann::json::array({agg.speedup_lo, agg.speedup_hi}) : nlohmann::json()},
+      {"verdicts", {{"FASTER", agg.faster}, {"SLOWER", agg.slower}, {"SAME", agg.same}, {"AMBIGUOUS", agg.ambiguous}}},
+      {"cann_bench_score", nullptr},
+      {"cann_bench_score_note", "needs a hardware lower bound per case: a cost model with certified machine figures"},
+  };
+  if (options.calibrate) report.timing_overall["calibration"] = "stored: " + cal_file.string();
+  return {};
+}
+
+} // namespace temper::judge
