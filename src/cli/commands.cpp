@@ -7,6 +7,7 @@ void register_all(CLI::App& app, Action& action) {
   app.set_version_flag("--version", std::string("temper ") + TEMPER_VERSION);
   register_task_commands(app, action);
   register_judge_command(app, action);
+  register_probe_command(app, action);
 }
 
 } // namespace temper::cli

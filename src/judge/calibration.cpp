@@ -3,6 +3,8 @@
 #include "util/fs.h"
 #include "util/host.h"
 
+#include <cmath>
+
 namespace temper::judge {
 
 std::filesystem::path calibration_path(const std::string& task_name, const std::string& reference_key) {
@@ -16,15 +18,17 @@ Expected<Calibration> load_calibration(const std::filesystem::path& file) {
   Calibration c;
   c.protocol = j.value("protocol", nlohmann::json::object());
   c.date = j.value("date", "");
-  for (const auto& [id, noise] : j.value("noise", nlohmann::json::object()).items()) {
-    c.noise[std::stoll(id)] = noise.get<double>();
+  const nlohmann::json noises = j.value("noise", nlohmann::json::object()); // a named value: items() must not outlive it
+  for (const auto& [id, noise] : noises.items()) {
+    if (noise.is_number()) c.noise[std::stoll(id)] = noise.get<double>();
   }
   return c;
 }
 
 Status save_calibration(const std::filesystem::path& file, const Calibration& c) {
   nlohmann::json noise = nlohmann::json::object();
-  for (const auto& [id, n] : c.noise) noise[std::to_string(id)] = n;
+  for (const auto& [id, n] : c.noise)
+    if (std::isfinite(n)) noise[std::to_string(id)] = n;
   nlohmann::json j = {{"schema_version", 1}, {"kind", "temper.calibration"}, {"date", c.date},
                       {"protocol", c.protocol}, {"noise", noise}};
   return util::write_file_atomic(file, j.dump(2) + "\n");

@@ -1,3 +1,4 @@
+#include "judge/common.h"
 #include "judge/correctness.h"
 
 #include "backend/arena.h"
@@ -11,14 +12,6 @@
 namespace temper::judge {
 
 namespace {
-
-bool needs_low_precision(const core::Task& task, const std::vector<GoldenOutput>& outs) {
-  for (const auto& o : outs) {
-    const std::string& s = task.tolerance_for(o.name).standard;
-    if (s == "cann-bench" || s == "flashattention") return true;
-  }
-  return false;
-}
 
 CaseStatus status_for(backend::CallOutcome o) {
   switch (o) {

@@ -1,3 +1,4 @@
+#include "judge/common.h"
 #include "judge/judge.h"
 
 #include "build/compile_cache.h"
@@ -36,13 +37,6 @@ bool JudgeReport::all_passed() const {
   return !cases.empty();
 }
 
-namespace {
-uint64_t random_seed() {
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
-}
-} // namespace
-
 uint64_t machine_secret_seed() {
   fs::path file = util::cache_root() / "secret-seed";
   if (auto text = util::read_file(file); text && text->size() >= 16) {
@@ -77,44 +71,6 @@ fs::path default_worker_exe() {
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   return exe.parent_path() / "temper-worker";
 }
-
-namespace {
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-int job_count(int requested) {
-  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// Runs fn(i) for i in [0, n) on `jobs` threads.
-template <typename Fn>
-void parallel_for(size_t n, int jobs, Fn fn) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < n;) fn(i);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<int>(jobs, static_cast<int>(n)); ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-}
-
-bool task_needs_lowp(const core::Task& task, const std::vector<GoldenOutput>& outs) {
-  for (const auto& o : outs) {
-    const auto& s = task.tolerance_for(o.name).standard;
-    if (s == "cann-bench" || s == "flashattention") return true;
-  }
-  return false;
-}
-
-} // namespace
 
 Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& runner) {
   auto t0 = std::chrono::steady_clock::now();
@@ -242,7 +198,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     for (int t = 0; t < trials; ++t) {
       auto inputs = core::generate_inputs(task.op, *cases[i], job_seed, t);
       auto g = golden.outputs(*cases[i], inputs, GoldenPrecision::Fp64);
-      if (g && task_needs_lowp(task, g->outputs)) {
+      if (g && needs_low_precision(task, g->outputs)) {
         auto lp = golden.outputs(*cases[i], inputs, GoldenPrecision::LowPrecision);
         if (!lp) g = tl::unexpected(lp.error());
       }

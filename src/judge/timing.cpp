@@ -1,3 +1,4 @@
+#include "judge/common.h"
 #include "judge/timing.h"
 
 #include "backend/arena.h"
@@ -68,14 +69,6 @@ uint64_t fingerprint(const backend::SharedArena& arena) {
     h = util::hash64(a.output(k), arena.layout().outputs[k].bytes(), h);
   }
   return h;
-}
-
-bool needs_lowp(const core::Task& task, const std::vector<GoldenOutput>& outs) {
-  for (const auto& o : outs) {
-    const auto& s = task.tolerance_for(o.name).standard;
-    if (s == "cann-bench" || s == "flashattention") return true;
-  }
-  return false;
 }
 
 struct SetData {
@@ -198,7 +191,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     SetData& d = sets[static_cast<size_t>(s)];
     d.inputs = core::generate_inputs(task.op, c, job_seed, s);
     TEMPER_TRY_ASSIGN(d.golden, golden.outputs(c, d.inputs, GoldenPrecision::Fp64));
-    if (needs_lowp(task, d.golden.outputs)) {
+    if (needs_low_precision(task, d.golden.outputs)) {
       TEMPER_TRY_ASSIGN(d.lowp, golden.outputs(c, d.inputs, GoldenPrecision::LowPrecision));
     }
   }

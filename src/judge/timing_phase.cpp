@@ -1,3 +1,4 @@
+#include "judge/common.h"
 #include "judge/timing_phase.h"
 
 #include "core/inputs.h"
@@ -73,15 +74,6 @@ void apply_to_status(CaseResult& r, double cap_s) {
       return;
     }
   }
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 } // namespace
@@ -172,7 +164,7 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
     for (size_t i : order) {
       const CaseResult& r = report.cases[i];
       if (!r.timing || r.timing->jobs.empty()) continue;
-      if (auto n = aa_noise(r.timing->jobs.front().result.paired.estimate)) cal.noise[r.case_id] = *n;
+      if (auto n = aa_noise(r.timing->jobs.front().result.paired.estimate); n && std::isfinite(*n)) cal.noise[r.case_id] = *n;
     }
     TEMPER_TRY(save_calibration(cal_file, cal));
     progress.line(fmt::format("calibration stored: {} ({} cases)", cal_file.string(), cal.noise.size()));

@@ -173,3 +173,11 @@ TEST(JudgeE2E, ClangBuildsTheCandidateToo) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.report["context"]["compiler"]["program"], "clang++");
 }
+
+TEST(JudgeE2E, GqaReferencePassesSmallCases) {
+  // Prefill causal, MQA and MHA degenerate shapes, explicit scale: the small GQA cases.
+  auto r = judge("tasks/gqa", "tasks/gqa/reference.cpp", "1,18,19,20");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int64_t id : {1, 18, 19, 20}) EXPECT_EQ(r.status(id), "PASSED") << "case " << id;
+  EXPECT_EQ(r.report["context"]["task"]["tolerance"], "flashattention");
+}

@@ -1,0 +1,81 @@
+#include "cli/timing_flags.h"
+
+#include "cli/case_list.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace temper::cli {
+
+namespace {
+
+Expected<std::vector<int>> parse_cpus(const std::string& text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  auto ids = parse_case_list(text); // same syntax: 0,1 or 0-3
+  if (!ids) return fail("--cpus '{}': use a list such as 0,1 or 0-3", text);
+  for (auto v : *ids) out.push_back(static_cast<int>(v));
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> split_flags(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrate) {
+  judge::TimingOptions t;
+  t.reference = a.reference;
+  t.reference_flags = split_flags(a.reference_flags);
+  if (a.tier != "probe" && a.tier != "gate") return fail("--tier must be probe or gate, not '{}'", a.tier);
+  t.tier = a.tier;
+  t.measure_jobs = a.measure_jobs;
+  t.confirm_jobs = a.confirm_jobs;
+  t.calibrate = calibrate;
+  t.use_calibration = !a.no_calibration;
+  t.noise_floor = a.noise_floor_pct / 100.0;
+  auto& p = t.protocol;
+  if (a.cache_mode != "cold" && a.cache_mode != "warm") return fail("--cache must be cold or warm, not '{}'", a.cache_mode);
+  p.cache_mode = a.cache_mode;
+  p.flush_bytes = static_cast<size_t>(a.flush_mb * 1024 * 1024);
+  TEMPER_TRY_ASSIGN(p.cpus, parse_cpus(a.cpus));
+  p.rule.cap_s = a.tier == "probe" ? std::min(a.cap_s, 3.0) : a.cap_s;
+  p.rule.target_half_width = std::log1p(a.target_pct / 100.0);
+  p.rule.min_samples = a.min_samples;
+  p.rule.min_time_s = a.min_time_s;
+  p.rule.warmup_s = a.warmup_s;
+  TEMPER_TRY(judge::validate_stop_rule(p.rule));
+  if (t.measure_jobs < 1 || t.confirm_jobs < 0) return fail("--measure-jobs must be at least 1 and --confirm-jobs at least 0");
+  return t;
+}
+
+void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
+  const char* group = "Timing against a reference";
+  if (!cmd->get_option_no_throw("--reference")) {
+    cmd->add_option("--reference", a.reference, "Reference kernel source: also time the candidate against it")->group(group);
+  }
+  cmd->add_option("--reference-flags", a.reference_flags, "Optimization flags for the reference (must equal the candidate's)")->group(group);
+  if (set == TimingFlagSet::WithTiers) {
+    cmd->add_option("--tier", a.tier, "probe (first case, short cap) or gate (every case, measurement + confirmation jobs)")->capture_default_str()->group(group);
+    cmd->add_option("--measure-jobs", a.measure_jobs, "Gate: independent measurement jobs")->capture_default_str()->group(group);
+    cmd->add_option("--confirm-jobs", a.confirm_jobs, "Gate: confirmation jobs (fresh processes, new seeds, reversed order)")->capture_default_str()->group(group);
+  }
+  cmd->add_option("--cap", a.cap_s, "Seconds of measurement per arm per case per job")->capture_default_str()->group(group);
+  cmd->add_option("--target", a.target_pct, "Stop when the 95% interval is within +-this percent")->capture_default_str()->group(group);
+  cmd->add_option("--min-samples", a.min_samples, "Samples per arm before stopping")->capture_default_str()->group(group);
+  cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before stopping")->capture_default_str()->group(group);
+  cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group);
+  cmd->add_option("--cache", a.cache_mode, "cold (flush before every sample) or warm")->capture_default_str()->group(group);
+  cmd->add_option("--flush-mb", a.flush_mb, "Cold-cache buffer in MiB (default: 2x the last-level cache)")->group(group);
+  cmd->add_option("--cpus", a.cpus, "CPU set for both arms, e.g. 0 or 0-1 (default: all)")->group(group);
+  cmd->add_option("--noise-floor", a.noise_floor_pct, "Smallest difference in percent a verdict may call real")->capture_default_str()->group(group);
+  cmd->add_flag("--no-calibration", a.no_calibration, "Ignore a stored A/A calibration")->group(group);
+}
+
+} // namespace temper::cli

@@ -1,0 +1,46 @@
+// The timing flags shared by the subcommands that time a kernel against a reference (judge,
+// calibrate, probe): one definition, so the same flag means the same thing everywhere.
+#pragma once
+
+#include "judge/judge.h"
+#include "util/error.h"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace temper::cli {
+
+struct TimingArgs {
+  std::string reference;
+  std::string reference_flags;
+  std::string tier = "gate";
+  int measure_jobs = 3;
+  int confirm_jobs = 3;
+  double cap_s = 15;
+  double target_pct = 0.5;
+  int min_samples = 10;
+  double min_time_s = 0.5;
+  double warmup_s = 0.025;
+  std::string cache_mode = "cold";
+  double flush_mb = 0;
+  std::string cpus;
+  double noise_floor_pct = 1.0;
+  bool no_calibration = false;
+};
+
+// Which flags a subcommand offers: WithTiers adds --tier, --measure-jobs and --confirm-jobs
+// (judge, calibrate); SingleJob leaves them out (probe runs one job by definition).
+enum class TimingFlagSet { WithTiers, SingleJob };
+
+// Adds the timing flags to `cmd`, bound to `a` (its current values are the defaults shown).
+void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set = TimingFlagSet::WithTiers);
+
+// Timing options from the flags; an error names the flag to fix.
+Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrate);
+
+// "-O3 -march=native" -> {"-O3", "-march=native"}.
+std::vector<std::string> split_flags(const std::string& text);
+
+} // namespace temper::cli

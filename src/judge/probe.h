@@ -1,0 +1,95 @@
+// Probing a kernel's knobs: the macros a candidate reads (`#ifndef TILE / #define TILE 64`) are
+// set over a grid of values, every variant is built through the compile cache, checked on one
+// case, and every correct variant is timed against the same reference on the same inputs, one
+// after another, so the ranking compares like with like. A probe answers "which settings are
+// worth a gate", not "is it faster": one short job per variant, no confirmation.
+#pragma once
+
+#include "build/compiler.h"
+#include "judge/case_result.h"
+#include "judge/judge.h"
+#include "util/error.h"
+#include "util/process.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace temper::judge {
+
+// One knob and the values it takes, from `--grid NAME=v1,v2,...`.
+struct KnobAxis {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+inline constexpr size_t kMaxProbeVariants = 256;
+
+// Parses "NAME=v1,v2,...". The error says what is wrong with the text as given, e.g.
+// "--grid TILE: expected NAME=v1,v2 (no '=')".
+Expected<KnobAxis> parse_knob_axis(std::string_view text);
+
+// The cartesian product of the axes in order (the last axis varies fastest), each variant as
+// -D macros. Errors: no axis, a knob named twice, more than kMaxProbeVariants variants.
+Expected<std::vector<std::vector<build::Define>>> expand_grid(const std::vector<KnobAxis>& axes);
+
+struct ProbeOptions {
+  std::filesystem::path task_dir;
+  std::filesystem::path candidate;
+  int64_t case_id = 0;
+  std::vector<KnobAxis> grid;
+  build::CompilerSpec compiler;
+  std::optional<uint64_t> seed;      // default: this machine's secret seed (goldens are reused)
+  bool fresh_seed = false;
+  int jobs = 0;                      // parallel compiles and checks; 0: one per core
+  std::chrono::milliseconds call_timeout{60'000};
+  size_t memory_limit_bytes = size_t{4} << 30;
+  int trials = 3;                    // correctness trials per variant (at least 3)
+  std::filesystem::path worker_exe;  // default: temper-worker beside the running binary
+  bool progress = true;
+  std::string temper_version = "dev";
+  // The reference (default: the task's cpu reference), protocol, stop rule and noise floor.
+  // The tier and job counts are ignored: a probe is one measurement job per variant.
+  TimingOptions timing;
+};
+
+struct ProbeVariant {
+  std::vector<build::Define> knobs;
+  CaseResult result;  // correctness, compile facts, and timing when the variant was timed
+  int rank = 0;       // 1 = fastest; 0 when the variant was not timed
+
+  bool timed() const;
+  std::string label() const; // "SLOW=0,BROKEN=1"
+};
+
+struct ProbeReport {
+  nlohmann::json context;            // like the judge's, plus the case, grid and reference
+  nlohmann::json protocol;           // MeasurementProtocol::to_json
+  nlohmann::json timing_notes;       // noise floor and calibration note of the timing runs
+  std::vector<ProbeVariant> variants; // ranked: timed variants fastest first, then the rest
+  double wall_seconds = 0;
+
+  int timed_count() const;
+};
+
+// Runs a probe. Errors are usage and harness problems (bad task, unknown case, missing files,
+// a grid that is empty or too large, a reference that does not compile or fails); whatever a
+// variant does is its status.
+Expected<ProbeReport> run_probe(const ProbeOptions& options, util::ProcessRunner& runner);
+
+inline constexpr std::string_view kProbeReportKind = "temper.probe.report";
+
+nlohmann::json probe_report_to_json(const ProbeReport& r);
+
+// The ranked table: rank, knobs, status, speedup, 95% interval, verdict, candidate median;
+// then why each failing variant failed, and a summary line.
+void print_probe_table(const ProbeReport& r, std::ostream& out, bool color);
+
+} // namespace temper::judge

@@ -1,0 +1,128 @@
+// The real binary timing real kernels against the bundled SwiGLU reference: a candidate doing
+// twice the work is SLOWER; the reference against itself is never FASTER or SLOWER.
+#include "util/fs.h"
+#include "util/process.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+using namespace temper;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSource = TEMPER_SOURCE_DIR;
+const fs::path kBinary = fs::path(TEMPER_BINARY_DIR) / "temper";
+
+struct Run {
+  int exit_code = -1;
+  std::string output;
+  nlohmann::json report;
+};
+
+Run temper_cmd(std::vector<std::string> args, const fs::path& json) {
+  util::Command cmd;
+  cmd.argv = {kBinary.string()};
+  cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
+  cmd.argv.insert(cmd.argv.end(), {"--json", json.string(), "--quiet"});
+  cmd.timeout = std::chrono::seconds(300);
+  auto r = util::default_process_runner().run(cmd);
+  Run out;
+  out.exit_code = r.outcome == util::Outcome::Exited ? r.exit_code : -1;
+  out.output = r.describe() + "\n" + r.output;
+  if (auto text = util::read_file(json)) out.report = nlohmann::json::parse(*text);
+  return out;
+}
+
+std::string src(const char* p) { return (kSource / p).string(); }
+
+} // namespace
+
+TEST(TimingE2E, TwiceTheWorkIsSlower) {
+  util::TempDir dir;
+  auto r = temper_cmd({"judge", src("tasks/swi_glu"), src("tests/fixtures/swi_glu/double_work.cpp"), "--reference",
+                       src("tasks/swi_glu/reference.cpp"), "--cases", "1", "--measure-jobs", "1", "--confirm-jobs", "1",
+                       "--cap", "1.5"},
+                      dir.path() / "r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto& t = r.report["cases"][0]["timing"];
+  EXPECT_EQ(t["verdict"], "SLOWER") << t.dump(2);
+  EXPECT_TRUE(t["confirmed"].get<bool>()) << t.dump(2);
+  EXPECT_LT(t["speedup"].get<double>(), 0.8) << t.dump(2);
+  ASSERT_EQ(t["jobs"].size(), 2u);
+  EXPECT_EQ(t["jobs"][1]["kind"], "confirmation");
+  EXPECT_NE(t["jobs"][0]["seed_id"], t["jobs"][1]["seed_id"]);
+  const auto& job = t["jobs"][0];
+  EXPECT_GE(job["reference"]["n"].get<int>(), 10);
+  EXPECT_EQ(job["reference"]["n"], job["candidate"]["n"]);
+  EXPECT_GE(job["input_sets"].get<int>(), 4);
+  EXPECT_GE(job["rechecks"].get<int>(), 1);
+  // The protocol is recorded with the overall block.
+  const auto& overall = r.report["timing"];
+  EXPECT_EQ(overall["protocol"]["cache_mode"], "cold");
+  EXPECT_GT(overall["protocol"]["flush_bytes"].get<double>(), 0);
+  EXPECT_EQ(overall["verdicts"]["SLOWER"], 1);
+}
+
+TEST(TimingE2E, ReferenceAgainstItselfIsNeitherFasterNorSlower) {
+  // A gate: a verdict counts only when the confirmation job agrees, as in real use.
+  util::TempDir dir;
+  auto r = temper_cmd({"judge", src("tasks/swi_glu"), src("tasks/swi_glu/reference.cpp"), "--reference",
+                       src("tasks/swi_glu/reference.cpp"), "--cases", "1,15", "--measure-jobs", "1", "--confirm-jobs", "1",
+                       "--cap", "1.5"},
+                      dir.path() / "r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const auto& c : r.report["cases"]) {
+    std::string v = c["timing"]["verdict"];
+    EXPECT_TRUE(v == "SAME" || v == "AMBIGUOUS") << c["timing"].dump(2);
+  }
+}
+
+TEST(TimingE2E, DifferentBuildProtocolsAreRefused) {
+  util::TempDir dir;
+  auto r = temper_cmd({"judge", src("tasks/swi_glu"), src("tasks/swi_glu/reference.cpp"), "--reference",
+                       src("tasks/swi_glu/reference.cpp"), "--cases", "1", "--reference-flags", "-O2"},
+                      dir.path() / "r.json");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("flags differ"), std::string::npos) << r.output;
+}
+
+TEST(TimingE2E, CalibrationIsStoredAndUsed) {
+  util::TempDir dir;
+  auto cal = temper_cmd({"calibrate", src("tasks/swi_glu"), "--reference", src("tasks/swi_glu/reference.cpp"), "--cases",
+                         "15", "--cap", "1"},
+                        dir.path() / "cal.json");
+  ASSERT_EQ(cal.exit_code, 0) << cal.output;
+  std::string stored = cal.report["timing"]["calibration"];
+  EXPECT_EQ(stored.rfind("stored: ", 0), 0u) << stored;
+
+  auto r = temper_cmd({"judge", src("tasks/swi_glu"), src("tests/fixtures/swi_glu/correct_fast.cpp"), "--reference",
+                       src("tasks/swi_glu/reference.cpp"), "--cases", "15", "--measure-jobs", "1", "--confirm-jobs", "0",
+                       "--cap", "1"},
+                      dir.path() / "r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.report["cases"][0]["timing"]["calibrated"].get<bool>()) << r.report["cases"][0]["timing"].dump(2);
+  EXPECT_EQ(r.report["timing"]["calibration"].get<std::string>().rfind("used", 0), 0u);
+
+  // Under another protocol the calibration does not count.
+  auto other = temper_cmd({"judge", src("tasks/swi_glu"), src("tests/fixtures/swi_glu/correct_fast.cpp"), "--reference",
+                           src("tasks/swi_glu/reference.cpp"), "--cases", "15", "--measure-jobs", "1", "--confirm-jobs",
+                           "0", "--cap", "1", "--cache", "warm"},
+                          dir.path() / "o.json");
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_FALSE(other.report["cases"][0]["timing"]["calibrated"].get<bool>());
+  EXPECT_NE(other.report["timing"]["calibration"].get<std::string>().find("cache_mode"), std::string::npos)
+      << other.report["timing"].dump(2);
+}
+
+TEST(TimingE2E, ProbeTierTimesOneCase) {
+  util::TempDir dir;
+  auto r = temper_cmd({"judge", src("tasks/swi_glu"), src("tests/fixtures/swi_glu/correct_fast.cpp"), "--reference",
+                       src("tasks/swi_glu/reference.cpp"), "--cases", "15,1", "--tier", "probe", "--cap", "1"},
+                      dir.path() / "r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(r.report["cases"][0].contains("timing"));
+  EXPECT_FALSE(r.report["cases"][1].contains("timing"));
+  EXPECT_EQ(r.report["timing"]["tier"], "probe");
+  EXPECT_EQ(r.report["timing"]["confirmation_jobs"], 0);
+}
