@@ -1,5 +1,8 @@
 #include "judge/common.h"
 
+#include "core/inputs.h"
+#include "util/host.h"
+
 #include <ctime>
 #include <random>
 
@@ -29,6 +32,25 @@ bool needs_low_precision(const core::Task& task, const std::vector<GoldenOutput>
     if (s == "cann-bench" || s == "flashattention") return true;
   }
   return false;
+}
+
+nlohmann::json job_context(const JobFacts& f) {
+  const core::Task& task = *f.task;
+  return {
+      {"temper_version", f.temper_version},
+      {"date", utc_now()},
+      {"host", util::host_info().to_json()},
+      {"compiler", {{"program", f.compiler->program}, {"path", f.compiler_id->path}, {"version", f.compiler_id->version}}},
+      {"flags", f.compiler->flags},
+      {"specialized_per_case", f.specialized},
+      {"job_seed_id", core::seed_id(f.job_seed)},
+      {"trials", f.trials},
+      {"threads", task.config.threads},
+      {"call_timeout_s", std::chrono::duration<double>(f.call_timeout).count()},
+      {"task", {{"name", task.op.name}, {"dir", task.dir.string()}, {"cases_file", task.cases_file},
+                {"tolerance", task.config.tolerance.standard}}},
+      {"candidate", {{"path", f.candidate.string()}, {"sha", f.candidate_sha}}},
+  };
 }
 
 } // namespace temper::judge

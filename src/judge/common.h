@@ -2,10 +2,15 @@
 // builds a task's tolerance standards need.
 #pragma once
 
+#include "build/compiler.h"
 #include "core/task.h"
 #include "judge/golden.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -20,6 +25,22 @@ int job_count(int requested); // requested, or one per core when <= 0
 
 // Whether any output's standard compares against the same-precision (low-precision) golden.
 bool needs_low_precision(const core::Task& task, const std::vector<GoldenOutput>& outputs);
+
+// What a report's `context` block says about the job that made it.
+struct JobFacts {
+  std::string temper_version;
+  const build::CompilerSpec* compiler = nullptr;
+  const build::CompilerIdentity* compiler_id = nullptr;
+  bool specialized = false;
+  uint64_t job_seed = 0; // only its public id is reported
+  int trials = 0;
+  const core::Task* task = nullptr;
+  std::chrono::milliseconds call_timeout{0};
+  std::filesystem::path candidate;
+  std::string candidate_sha;
+};
+
+nlohmann::json job_context(const JobFacts& f);
 
 // Runs fn(i) for i in [0, n) on up to `jobs` threads (the caller's thread included).
 template <typename Fn>

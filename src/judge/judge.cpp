@@ -240,16 +240,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
 
   // 4. Timing against the reference, cases one at a time (never two measurements at once).
   if (opt.timing) {
-    TimingConfig tc;
-    tc.protocol = opt.timing->protocol;
-    tc.protocol.threads = task.config.threads;
-    if (tc.protocol.flush_bytes == 0) tc.protocol.flush_bytes = default_flush_bytes();
-    tc.protocol.compiler = compiler_id.version;
-    tc.protocol.flags = opt.compiler.flags;
-    tc.worker_exe = worker_exe;
-    tc.call_timeout = opt.call_timeout;
-    tc.memory_limit_bytes = opt.memory_limit_bytes;
-    tc.noise_floor = opt.timing->noise_floor;
+    TimingConfig tc = make_timing_config(*opt.timing, task, opt.compiler, compiler_id, worker_exe, opt.call_timeout,
+                                         opt.memory_limit_bytes);
     TimingPhaseInput in;
     in.task = &task;
     in.cases = cases;
@@ -264,21 +256,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   }
 
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  report.context = {
-      {"temper_version", opt.temper_version},
-      {"date", utc_now()},
-      {"host", util::host_info().to_json()},
-      {"compiler", {{"program", opt.compiler.program}, {"path", compiler_id.path}, {"version", compiler_id.version}}},
-      {"flags", opt.compiler.flags},
-      {"specialized_per_case", specialized},
-      {"job_seed_id", core::seed_id(job_seed)},
-      {"trials", trials},
-      {"threads", task.config.threads},
-      {"call_timeout_s", std::chrono::duration<double>(opt.call_timeout).count()},
-      {"task", {{"name", task.op.name}, {"dir", task.dir.string()}, {"cases_file", task.cases_file},
-                {"tolerance", task.config.tolerance.standard}}},
-      {"candidate", {{"path", opt.candidate.string()}, {"sha", util::hash_hex(source_text)}}},
-  };
+  report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
+                                 opt.call_timeout, opt.candidate, util::hash_hex(source_text)});
   return report;
 }
 

@@ -268,16 +268,8 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
 
   // 4. Timing, one variant after another (never two measurements at once), every one against
   // the same reference build on the same inputs (the job seed), so their speedups compare.
-  TimingConfig tc;
-  tc.protocol = opt.timing.protocol;
-  tc.protocol.threads = task.config.threads;
-  if (tc.protocol.flush_bytes == 0) tc.protocol.flush_bytes = default_flush_bytes();
-  tc.protocol.compiler = compiler_id.version;
-  tc.protocol.flags = opt.compiler.flags;
-  tc.worker_exe = worker_exe;
-  tc.call_timeout = opt.call_timeout;
-  tc.memory_limit_bytes = opt.memory_limit_bytes;
-  tc.noise_floor = opt.timing.noise_floor;
+  TimingConfig tc = make_timing_config(opt.timing, task, opt.compiler, compiler_id, worker_exe, opt.call_timeout,
+                                       opt.memory_limit_bytes);
   TimingOptions to = opt.timing;
   to.reference = reference;
   to.tier = "probe";
@@ -319,24 +311,11 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json axes = nlohmann::json::array();
   for (const auto& a : opt.grid) axes.push_back({{"name", a.name}, {"values", a.values}});
-  report.context = {
-      {"temper_version", opt.temper_version},
-      {"date", utc_now()},
-      {"host", util::host_info().to_json()},
-      {"compiler", {{"program", opt.compiler.program}, {"path", compiler_id.path}, {"version", compiler_id.version}}},
-      {"flags", opt.compiler.flags},
-      {"specialized_per_case", specialized},
-      {"job_seed_id", core::seed_id(job_seed)},
-      {"trials", trials},
-      {"threads", task.config.threads},
-      {"call_timeout_s", std::chrono::duration<double>(opt.call_timeout).count()},
-      {"task", {{"name", task.op.name}, {"dir", task.dir.string()}, {"cases_file", task.cases_file},
-                {"tolerance", task.config.tolerance.standard}}},
-      {"case", c->to_json()},
-      {"candidate", {{"path", opt.candidate.string()}, {"sha", util::hash_hex(source_text)}}},
-      {"reference", {{"path", reference.string()}, {"sha", util::hash_hex(ref_text)}, {"build_key", ref_build.key}}},
-      {"grid", axes},
-  };
+  report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
+                                 opt.call_timeout, opt.candidate, util::hash_hex(source_text)});
+  report.context["case"] = c->to_json();
+  report.context["reference"] = {{"path", reference.string()}, {"sha", util::hash_hex(ref_text)}, {"build_key", ref_build.key}};
+  report.context["grid"] = axes;
   return report;
 }
 

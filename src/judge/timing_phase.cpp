@@ -78,6 +78,23 @@ void apply_to_status(CaseResult& r, double cap_s) {
 
 } // namespace
 
+TimingConfig make_timing_config(const TimingOptions& options, const core::Task& task,
+                                const build::CompilerSpec& compiler, const build::CompilerIdentity& compiler_id,
+                                const std::filesystem::path& worker_exe, std::chrono::milliseconds call_timeout,
+                                size_t memory_limit_bytes) {
+  TimingConfig tc;
+  tc.protocol = options.protocol;
+  tc.protocol.threads = task.config.threads;
+  if (tc.protocol.flush_bytes == 0) tc.protocol.flush_bytes = default_flush_bytes();
+  tc.protocol.compiler = compiler_id.version;
+  tc.protocol.flags = compiler.flags;
+  tc.worker_exe = worker_exe;
+  tc.call_timeout = call_timeout;
+  tc.memory_limit_bytes = memory_limit_bytes;
+  tc.noise_floor = options.noise_floor;
+  return tc;
+}
+
 Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
                         GoldenRunner& golden, JudgeReport& report, util::Progress& progress) {
   const core::Task& task = *in.task;

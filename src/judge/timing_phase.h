@@ -19,6 +19,13 @@ struct TimingPhaseInput {
   uint64_t job_seed = 0;
 };
 
+// The timing configuration of a job: the user's options completed with what the job knows
+// (the task's threads, this machine's flush size, the compiler and flags both arms use).
+TimingConfig make_timing_config(const TimingOptions& options, const core::Task& task,
+                                const build::CompilerSpec& compiler, const build::CompilerIdentity& compiler_id,
+                                const std::filesystem::path& worker_exe, std::chrono::milliseconds call_timeout,
+                                size_t memory_limit_bytes);
+
 Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
                         GoldenRunner& golden, JudgeReport& report, util::Progress& progress);
 

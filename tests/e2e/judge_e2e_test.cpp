@@ -103,11 +103,13 @@ TEST(JudgeE2E, WrongOnlyOnTailElements) {
 }
 
 TEST(JudgeE2E, NeverWritingTheOutputFails) {
-  auto r = judge("tasks/swi_glu", "tests/fixtures/swi_glu/no_write.cpp", "1,14");
+  auto r = judge("tasks/swi_glu", "tests/fixtures/swi_glu/no_write.cpp", "1,13,14");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.status(1), "INCORRECT_NUMERICAL") << r.output;
   // Even where the right answer is all zeros: the poisoned output is NaN, not zero.
   EXPECT_EQ(r.status(14), "INCORRECT_NUMERICAL") << r.output;
+  // And where it is all NaN: some trials poison with a finite pattern.
+  EXPECT_EQ(r.status(13), "INCORRECT_NUMERICAL") << r.output;
 }
 
 TEST(JudgeE2E, CrashIsAStatusNotACrashOfTemper) {
