@@ -129,6 +129,7 @@ struct TemperConfig {
   std::vector<std::string> allowed_libraries;                // beyond the defaults
   nlohmann::json timing = nlohmann::json::object();         // timing overrides, kept verbatim
   std::optional<CostModel> cost;
+  std::map<int64_t, double> hardware_bound_us;               // case id -> hardware lower bound (us)
   int trials = 3;                                            // correctness trials per case
   std::vector<Constraint> constraints;
   bool present = false;                                      // the task has a temper.yaml

@@ -29,7 +29,7 @@ public:
     }
     check_keys(root,
                {"schema_version", "golden", "reference", "tolerance", "threads", "trials",
-                "in_place", "allowed_libraries", "timing", "constraints", "cost"},
+                "in_place", "allowed_libraries", "timing", "constraints", "cost", "hardware_bound_us"},
                "temper.yaml", m_file, m_diags);
     read_version(root);
     if (const YAML::Node n = root["golden"]; n.IsDefined())
@@ -69,6 +69,8 @@ public:
       read_constraints(n);
     if (const YAML::Node n = root["cost"]; n.IsDefined())
       read_cost(n);
+    if (const YAML::Node n = root["hardware_bound_us"]; n.IsDefined())
+      read_hardware_bounds(n);
     return m_cfg;
   }
 
@@ -265,6 +267,24 @@ private:
         message = fmt::format("constraint failed: {}", *text);
       m_cfg.constraints.push_back(
           Constraint{std::move(*expr), message, SourceLoc{m_file, line_of(check_node)}});
+    }
+  }
+
+  // Per-case hardware lower bounds in microseconds (task metadata, as CANN-Bench's t_hw_us) for
+  // the CANN-Bench score: {case id: microseconds}.
+  void read_hardware_bounds(const YAML::Node& n) {
+    if (!n.IsMap()) {
+      error(n, "hardware_bound_us must be a map of case id to microseconds");
+      return;
+    }
+    for (const auto& kv : n) {
+      auto id = yaml_to_json(kv.first);
+      auto us = yaml_to_json(kv.second);
+      if (!id.is_number_integer() || !us.is_number() || us.get<double>() <= 0) {
+        error(kv.first, "hardware_bound_us entries must be <case id>: <positive microseconds>");
+        continue;
+      }
+      m_cfg.hardware_bound_us[id.get<int64_t>()] = us.get<double>();
     }
   }
 

@@ -121,6 +121,7 @@ nlohmann::json timing_json(const CaseTimingSummary& t) {
           {"ci", nlohmann::json::array({json_number(t.speedup_lo), json_number(t.speedup_hi)})},
           {"noise_threshold", t.delta},
           {"calibrated", t.calibrated},
+          {"cann_bench_score", t.cann_bench_score ? nlohmann::json(*t.cann_bench_score) : nlohmann::json()},
           {"jobs", jobs}};
 }
 

@@ -93,6 +93,7 @@ struct CaseTimingSummary {
   double speedup_hi = 0;
   double delta = kDefaultNoiseFloor;
   bool calibrated = false;              // delta came from a stored A/A calibration
+  std::optional<double> cann_bench_score; // when the task gives the case's hardware bound
 };
 
 // How many input sets a case's pool gets under the protocol's memory cap.

@@ -161,10 +161,22 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
   }
 
   std::vector<CaseComparison> comparisons;
+  double score_sum = 0;
+  int scored = 0;
   for (size_t i : order) {
     CaseResult& r = report.cases[i];
     summarize(*r.timing);
     if (r.status != CaseStatus::Passed || r.timing->jobs.empty()) continue;
+    // CANN-Bench's per-case score with the reference as the baseline: 0.5 at parity, 1 at the
+    // hardware bound.
+    if (auto bound = task.config.hardware_bound_us.find(r.case_id); bound != task.config.hardware_bound_us.end()) {
+      const auto& job = r.timing->jobs.front().result.paired;
+      if (auto score = cann_bench_score(job.reference.stats.median, job.candidate.stats.median, bound->second * 1e-6)) {
+        r.timing->cann_bench_score = *score;
+        score_sum += *score;
+        ++scored;
+      }
+    }
     CaseComparison cc;
     // The aggregate uses the first measurement job's estimate per case; the merged verdict
     // decides the counts.
@@ -198,8 +210,10 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
       {"geomean_speedup", std::isfinite(agg.geomean_speedup) ? nlohmann::json(agg.geomean_speedup) : nlohmann::json()},
       {"geomean_ci", agg.ci_determined ? nlohmann::json::array({agg.speedup_lo, agg.speedup_hi}) : nlohmann::json()},
       {"verdicts", {{"FASTER", agg.faster}, {"SLOWER", agg.slower}, {"SAME", agg.same}, {"AMBIGUOUS", agg.ambiguous}}},
-      {"cann_bench_score", nullptr},
-      {"cann_bench_score_note", "needs a hardware lower bound per case: a cost model with certified machine figures"},
+      {"cann_bench_score", scored ? nlohmann::json(score_sum / scored) : nlohmann::json()},
+      {"cann_bench_scored_cases", scored},
+      {"cann_bench_score_note", scored ? "mean of per-case scores (reference = baseline) over cases with hardware_bound_us"
+                                       : "no hardware lower bound for these cases: give hardware_bound_us in temper.yaml"},
   };
   if (options.calibrate) report.timing_overall["calibration"] = "stored: " + cal_file.string();
   return {};

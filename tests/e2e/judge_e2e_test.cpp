@@ -183,3 +183,12 @@ TEST(JudgeE2E, GqaReferencePassesSmallCases) {
   for (int64_t id : {1, 18, 19, 20}) EXPECT_EQ(r.status(id), "PASSED") << "case " << id;
   EXPECT_EQ(r.report["context"]["task"]["tolerance"], "flashattention");
 }
+
+TEST(JudgeE2E, SpecializedKernelIsBuiltPerCase) {
+  // Case 15: float32, last-axis split; case 1: float16, which this kernel refuses.
+  auto r = judge("tasks/swi_glu", "tests/fixtures/swi_glu/specialized.cpp", "15,1");
+  EXPECT_TRUE(r.report["context"]["specialized_per_case"].get<bool>()) << r.output;
+  EXPECT_EQ(r.status(15), "PASSED") << r.output;
+  EXPECT_EQ(r.status(1), "RUNTIME_ERROR") << r.output;
+  EXPECT_NE(r.by_case[1].value("message", "").find("float32 last-axis"), std::string::npos);
+}

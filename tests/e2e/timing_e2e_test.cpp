@@ -4,6 +4,7 @@
 #include "util/process.h"
 
 #include <gtest/gtest.h>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 using namespace temper;
@@ -125,4 +126,23 @@ TEST(TimingE2E, ProbeTierTimesOneCase) {
   EXPECT_FALSE(r.report["cases"][1].contains("timing"));
   EXPECT_EQ(r.report["timing"]["tier"], "probe");
   EXPECT_EQ(r.report["timing"]["confirmation_jobs"], 0);
+}
+
+TEST(TimingE2E, CannBenchScoreWhereTheTaskGivesAHardwareBound) {
+  util::TempDir dir;
+  fs::copy(kSource / "tasks/swi_glu", dir.path() / "t", fs::copy_options::recursive);
+  {
+    std::ofstream yaml(dir.path() / "t" / "temper.yaml", std::ios::app);
+    yaml << "hardware_bound_us: {15: 20}\n";
+  }
+  auto r = temper_cmd({"judge", (dir.path() / "t").string(), src("tests/fixtures/swi_glu/double_work.cpp"), "--reference",
+                       src("tasks/swi_glu/reference.cpp"), "--cases", "15", "--tier", "probe", "--cap", "1"},
+                      dir.path() / "r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto& score = r.report["cases"][0]["timing"]["cann_bench_score"];
+  ASSERT_TRUE(score.is_number()) << r.report["cases"][0]["timing"].dump(2);
+  // Twice the reference's time scores well below parity's 0.5.
+  EXPECT_LT(score.get<double>(), 0.45);
+  EXPECT_GT(score.get<double>(), 0.0);
+  EXPECT_EQ(r.report["timing"]["cann_bench_scored_cases"], 1);
 }
