@@ -17,6 +17,12 @@
 // (a broken install), not the kernel's. The judge sends LOAD once (it need not wait for READY
 // first) and gets LOADED or LOAD_FAILED; then any number of RUN, each answered by one DONE; then
 // EXIT (or it closes the socket), which ends the worker without a reply.
+//
+// The worker sandboxes itself while loading, before any code of the artifact runs (see
+// docs/security.md). A forbidden system call, at any point after that, is answered by one
+// SANDBOX_VIOLATION frame naming it, written from the worker's SIGSYS handler in place of the
+// reply the judge was waiting for; the worker then exits. LOADED carries a one-line description
+// of the sandbox that was installed (it says so when a part was unavailable on this kernel).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +35,9 @@
 
 namespace temper::backend::protocol {
 
-inline constexpr uint32_t kVersion = 1;
+// 2: the sandbox (SANDBOX_VIOLATION, LOADED's description). A judge refuses a worker of another
+// version, so it can never drive a stale worker that does not sandbox itself.
+inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kMaxFrame = 16u << 20; // a bigger length means a corrupt stream
 inline constexpr int kCmdFd = 3;
 inline constexpr int kReplyFd = 4;
@@ -45,6 +53,7 @@ enum class MsgType : uint8_t {
   LoadFailed = 12,
   Done = 13,
   Flushed = 14,
+  SandboxViolation = 15,
 };
 
 // One tensor as the kernel sees it: a strided view at `offset` bytes into the arena.
@@ -95,6 +104,12 @@ struct DoneReply {
   int32_t status = 0;    // the kernel's return value
   int64_t kernel_ns = 0; // CLOCK_MONOTONIC around exactly the kernel call
   std::string message;   // set_error text, empty if none
+};
+
+// The kernel attempted a system call the sandbox forbids; the call did not happen.
+struct SandboxViolationReply {
+  std::string syscall; // its name, qualified where the filter looked at arguments: "openat (for writing)"
+  int32_t number = -1; // its number on the worker's architecture; -1 if unknown
 };
 
 // --- encoding ---------------------------------------------------------------------------------
@@ -273,7 +288,18 @@ inline std::string encode_ready() {
 inline std::string encode_exit() { return Writer(MsgType::Exit).finish(); }
 inline std::string encode_flush() { return Writer(MsgType::Flush).finish(); }
 inline std::string encode_flushed() { return Writer(MsgType::Flushed).finish(); }
-inline std::string encode_loaded() { return Writer(MsgType::Loaded).finish(); }
+inline std::string encode_loaded(std::string_view sandbox = {}) {
+  Writer w(MsgType::Loaded);
+  w.str(sandbox);
+  return w.finish();
+}
+
+inline std::string encode(const SandboxViolationReply& r) {
+  Writer w(MsgType::SandboxViolation);
+  w.str(r.syscall);
+  w.i32(r.number);
+  return w.finish();
+}
 
 inline std::string encode(const LoadFailedReply& r) {
   Writer w(MsgType::LoadFailed);
@@ -333,6 +359,23 @@ inline std::optional<LoadFailedReply> decode_load_failed(std::string_view payloa
   f.message = r.str();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return f;
+}
+
+// LOADED's sandbox description.
+inline std::optional<std::string> decode_loaded(std::string_view payload) {
+  Reader r(payload);
+  std::string sandbox = r.str();
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return sandbox;
+}
+
+inline std::optional<SandboxViolationReply> decode_sandbox_violation(std::string_view payload) {
+  Reader r(payload);
+  SandboxViolationReply v;
+  v.syscall = r.str();
+  v.number = r.i32();
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return v;
 }
 
 inline std::optional<DoneReply> decode_done(std::string_view payload) {

@@ -38,6 +38,8 @@ std::string_view call_outcome_name(CallOutcome o) {
     return "timed_out";
   case CallOutcome::HarnessError:
     return "harness_error";
+  case CallOutcome::SandboxViolation:
+    return "sandbox_violation";
   }
   return "?";
 }
@@ -185,6 +187,7 @@ struct Worker::Impl {
   int input_sets = 1;
   std::chrono::milliseconds call_timeout{};
   std::optional<CallResult> dead; // once set, every run() returns it
+  std::string sandbox;            // LOADED's description of the worker's sandbox
 
   ~Impl() { shutdown(); }
 
@@ -365,10 +368,36 @@ struct Worker::Impl {
   // it ended ("killed by SIGSEGV (Segmentation fault) during the call").
   CallResult die_gone(const char* phase) {
     bool exited = wait_exit(Clock::now() + kDeathGrace);
+    // A kernel thread may have been stopped between commands: its report is in the pipe.
+    read_reply();
+    proto::Frame pending;
+    if (proto::take_frame(reply_buf, pending) == proto::FrameStatus::Complete &&
+        pending.type == proto::MsgType::SandboxViolation) {
+      return violation(pending, phase);
+    }
     int status = kill_and_reap();
+    if (exited && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+      // The sandbox trapped a call while SIGSYS was blocked (or its handler could not run):
+      // the kernel then ends the process with SIGSYS, and the call is not named.
+      return record_death(CallOutcome::SandboxViolation,
+                          fmt::format("the sandbox stopped a forbidden system call {} ({}; the call was not named)",
+                                      phase, describe_status(status)));
+    }
     return record_death(CallOutcome::Crashed,
                         exited ? fmt::format("{} {}", describe_status(status), phase)
                                : fmt::format("closed its reply channel {} and was killed", phase));
+  }
+
+  // The worker reported a forbidden system call in place of the reply to the command `phase`
+  // names; it ends itself right after, and is reaped here.
+  CallResult violation(const proto::Frame& frame, const char* phase) {
+    auto v = proto::decode_sandbox_violation(frame.payload);
+    if (!v) return die(CallOutcome::Crashed, fmt::format("sent a malformed sandbox report {}", phase));
+    CallResult r = die(CallOutcome::SandboxViolation,
+                       fmt::format("the sandbox stopped a forbidden system call {}: {}", phase, v->syscall));
+    r.violation = v->syscall;
+    dead->violation = v->syscall;
+    return r;
   }
 
   CallResult record_death(CallOutcome outcome, std::string message) {
@@ -430,7 +459,13 @@ struct Worker::Impl {
     case Wait::Corrupt:
       return die(CallOutcome::Crashed, "corrupted the reply channel while loading");
     }
-    if (frame.type == proto::MsgType::Loaded) return make_result(CallOutcome::Ok, "");
+    if (frame.type == proto::MsgType::Loaded) {
+      auto description = proto::decode_loaded(frame.payload);
+      if (!description) return die(CallOutcome::Crashed, "sent a malformed reply while loading");
+      sandbox = std::move(*description);
+      return make_result(CallOutcome::Ok, "");
+    }
+    if (frame.type == proto::MsgType::SandboxViolation) return violation(frame, "while loading");
     std::optional<proto::LoadFailedReply> f;
     if (frame.type == proto::MsgType::LoadFailed) f = proto::decode_load_failed(frame.payload);
     if (!f) return die(CallOutcome::Crashed, "sent an unexpected reply while loading");
@@ -452,6 +487,8 @@ Worker::Worker(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Worker::~Worker() = default;
 
 int Worker::pid() const { return m_impl->pid; }
+
+std::string Worker::sandbox() const { return m_impl->sandbox; }
 
 std::string Worker::output_tail() const {
   m_impl->drain_output();
@@ -581,6 +618,11 @@ CallResult Worker::run(int set) {
     return *failed;
   }
   auto t1 = Clock::now();
+  if (frame.type == proto::MsgType::SandboxViolation) {
+    CallResult v = w.violation(frame, "during the call");
+    v.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
+    return v;
+  }
   std::optional<proto::DoneReply> done;
   if (frame.type == proto::MsgType::Done) done = proto::decode_done(frame.payload);
   if (!done) return w.die(CallOutcome::Crashed, "sent a malformed reply during the call");
@@ -608,6 +650,7 @@ CallResult Worker::flush() {
   if (auto failed = w.exchange(proto::encode_flush(), w.call_timeout, "while flushing the caches", frame)) {
     return *failed;
   }
+  if (frame.type == proto::MsgType::SandboxViolation) return w.violation(frame, "while flushing the caches");
   if (frame.type != proto::MsgType::Flushed) return w.die(CallOutcome::Crashed, "sent a malformed reply to FLUSH");
   CallResult r;
   r.outcome = CallOutcome::Ok;

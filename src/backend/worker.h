@@ -32,6 +32,8 @@ enum class CallOutcome {
   Crashed,      // the worker died on a signal or exited during a call
   TimedOut,     // the call exceeded call_timeout; the worker was killed
   HarnessError, // temper itself could not start or talk to the worker
+  SandboxViolation, // the kernel made a system call the worker's sandbox forbids; the worker
+                    // stopped it before it ran and ended (docs/security.md)
 };
 
 std::string_view call_outcome_name(CallOutcome o);
@@ -40,6 +42,8 @@ struct CallResult {
   CallOutcome outcome = CallOutcome::HarnessError;
   int kernel_status = 0;       // the kernel's return value
   std::string message;         // the kernel's error text, the signal, or the harness problem
+  std::string violation;       // SandboxViolation: the forbidden call ("clone (a new process or
+                               // namespace)"); empty when the worker could not name it
   double kernel_seconds = 0;   // measured by the worker around the call (monotonic clock)
   double round_trip_seconds = 0; // measured by the judge around the command
 
@@ -63,6 +67,10 @@ public:
   // the kernel's data from the caches of the CPU it runs on. A separate command, so run()'s
   // round trip stays comparable with the kernel time.
   CallResult flush();
+
+  // What the worker's sandbox enforces, as it reported when loading ("seccomp: ...; landlock
+  // ABI 7: ..."); empty when loading failed.
+  std::string sandbox() const;
 
   // The last bytes the worker (and the kernel) wrote to stderr/stdout, for diagnostics.
   std::string output_tail() const;

@@ -44,8 +44,10 @@ struct CaseResult {
   std::string compile_diagnostics; // kept for COMPILE_ERROR, and warnings
 
   // Golden.
-  double golden_seconds = 0; // total over trials, 0 when all came from the cache
-  int golden_cache_hits = 0;
+  // Golden phase (before any candidate code loads): seconds spent computing this case's golden
+  // outputs (fp64 and low-precision builds, all trials), 0 when all came from the cache.
+  double golden_seconds = 0;
+  int golden_cache_hits = 0; // fp64 trials found in the cache
 
   // Correctness over all trials and outputs (worst values).
   int trials_run = 0;

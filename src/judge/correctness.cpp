@@ -13,10 +13,14 @@ namespace temper::judge {
 
 namespace {
 
+// REJECTED_CHEAT's reason when the worker's sandbox stopped a system call (as in timing.cpp).
+constexpr std::string_view kForbiddenSyscall = "forbidden_syscall";
+
 CaseStatus status_for(backend::CallOutcome o) {
   switch (o) {
   case backend::CallOutcome::Crashed: return CaseStatus::Crashed;
   case backend::CallOutcome::TimedOut: return CaseStatus::Timeout;
+  case backend::CallOutcome::SandboxViolation: return CaseStatus::RejectedCheat;
   default: return CaseStatus::RuntimeError;
   }
 }
@@ -48,6 +52,7 @@ std::vector<double> widen(const unsigned char* data, const core::TensorSpec& spe
 
 void fail_call(CaseResult& result, const backend::CallResult& call, const backend::Worker* worker) {
   result.status = status_for(call.outcome);
+  if (call.outcome == backend::CallOutcome::SandboxViolation) result.reason_code = std::string(kForbiddenSyscall);
   result.message = call.message;
   if (worker) result.output_tail = worker->output_tail();
 }
@@ -66,8 +71,6 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
   for (int trial = 0; trial < config.trials; ++trial) {
     std::vector<core::HostTensor> inputs = core::generate_inputs(task.op, c, config.job_seed, trial);
     TEMPER_TRY_ASSIGN(GoldenResult gold, golden.outputs(c, inputs, GoldenPrecision::Fp64));
-    result.golden_seconds += gold.seconds;
-    result.golden_cache_hits += gold.cache_hit ? 1 : 0;
     std::optional<GoldenResult> lowp;
     if (needs_low_precision(task, gold.outputs)) {
       TEMPER_TRY_ASSIGN(lowp, golden.outputs(c, inputs, GoldenPrecision::LowPrecision));
@@ -88,7 +91,9 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
       if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
       if (!loaded.ok()) {
         fail_call(result, loaded, w.get());
-        result.message = "cannot load the kernel: " + loaded.message;
+        if (loaded.outcome != backend::CallOutcome::SandboxViolation) {
+          result.message = "cannot load the kernel: " + loaded.message;
+        }
         return {};
       }
       worker = std::move(w);

@@ -2,8 +2,10 @@
 #include "judge/judge.h"
 
 #include "build/compile_cache.h"
+#include "build/elf.h"
 #include "core/inputs.h"
 #include "core/task_loader.h"
+#include "judge/boundary_phase.h"
 #include "judge/correctness.h"
 #include "judge/golden.h"
 #include "judge/timing_phase.h"
@@ -23,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -187,6 +190,24 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     }
   }
 
+  // 1b. Boundary checks, before any candidate code runs (boundary_phase.h).
+  {
+    std::vector<fs::path> protected_refs;
+    if (opt.timing) protected_refs.push_back(opt.timing->reference);
+    std::vector<const build::CompileResult*> built;
+    for (auto& b : builds) built.push_back(&*b);
+    TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
+                      check_boundary(task, opt.candidate, protected_refs, built, ref_builds, *cases.front(), cache));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      CaseResult& r = report.cases[i];
+      const BoundaryVerdict& v = verdicts[specialized ? i : 0];
+      if (r.status != CaseStatus::Passed || v.ok()) continue;
+      r.status = CaseStatus::RejectedCheat;
+      r.reason_code = v.reason_code();
+      r.message = v.message();
+    }
+  }
+
   // 2. Golden outputs of every trial of every case, before any candidate code is loaded. They
   // land in the on-disk cache, which the checks below read back.
   std::mutex err_mu;
@@ -194,13 +215,18 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   std::atomic<int> goldens_done{0};
   parallel_for(cases.size(), jobs, [&](size_t i) {
     CaseResult& r = report.cases[i];
-    if (r.status == CaseStatus::CompileError) return;
+    if (r.status != CaseStatus::Passed) return; // COMPILE_ERROR or REJECTED_CHEAT: nothing runs
     for (int t = 0; t < trials; ++t) {
       auto inputs = core::generate_inputs(task.op, *cases[i], job_seed, t);
       auto g = golden.outputs(*cases[i], inputs, GoldenPrecision::Fp64);
+      if (g) {
+        r.golden_seconds += g->seconds;
+        r.golden_cache_hits += g->cache_hit ? 1 : 0;
+      }
       if (g && needs_low_precision(task, g->outputs)) {
         auto lp = golden.outputs(*cases[i], inputs, GoldenPrecision::LowPrecision);
         if (!lp) g = tl::unexpected(lp.error());
+        else r.golden_seconds += lp->seconds;
       }
       if (!g) {
         std::lock_guard lock(err_mu);
@@ -223,7 +249,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   std::atomic<int> checked{0};
   parallel_for(cases.size(), jobs, [&](size_t i) {
     CaseResult& r = report.cases[i];
-    if (r.status == CaseStatus::CompileError) return;
+    if (r.status != CaseStatus::Passed) return; // COMPILE_ERROR or REJECTED_CHEAT: nothing runs
     auto c0 = std::chrono::steady_clock::now();
     const build::CompileResult& b = *builds[specialized ? i : 0];
     Status s = check_case(task, *cases[i], b.artifact, golden, cc, r);

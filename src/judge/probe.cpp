@@ -1,3 +1,4 @@
+#include "judge/boundary_phase.h"
 #include "judge/common.h"
 #include "judge/probe.h"
 
@@ -226,8 +227,22 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
       r.message = first_error_line(b.diagnostics);
     }
   }
+  // 1b. The boundary, as in judge: a variant that crosses it is rejected and never runs.
+  {
+    std::vector<const build::CompileResult*> variant_builds;
+    for (size_t i = 0; i < variants.size(); ++i) variant_builds.push_back(&*builds[i]);
+    TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
+                      check_boundary(task, opt.candidate, {reference}, variant_builds, {ref_build}, *c, cache));
+    for (size_t i = 0; i < variants.size(); ++i) {
+      CaseResult& r = variants[i].result;
+      if (r.status != CaseStatus::Passed || verdicts[i].ok()) continue;
+      r.status = CaseStatus::RejectedCheat;
+      r.reason_code = verdicts[i].reason_code();
+      r.message = verdicts[i].message();
+    }
+  }
   const bool any_built = std::any_of(variants.begin(), variants.end(),
-                                     [](const ProbeVariant& v) { return v.result.status != CaseStatus::CompileError; });
+                                     [](const ProbeVariant& v) { return v.result.status == CaseStatus::Passed; });
 
   // 2. Golden outputs of every trial, before any candidate code is loaded.
   if (any_built) {
@@ -252,7 +267,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   std::atomic<int> checked{0};
   parallel_for(variants.size(), jobs, [&](size_t i) {
     CaseResult& r = variants[i].result;
-    if (r.status == CaseStatus::CompileError) return;
+    if (r.status != CaseStatus::Passed) return; // COMPILE_ERROR or REJECTED_CHEAT: nothing runs
     auto c0 = std::chrono::steady_clock::now();
     Status s = check_case(task, *c, builds[i]->artifact, golden, cc, r);
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();

@@ -62,6 +62,9 @@ int input_set_count(const MeasurementProtocol& p, size_t bytes_per_set) {
 
 namespace {
 
+// REJECTED_CHEAT's reason when the worker's sandbox stopped a system call (as in correctness.cpp).
+constexpr std::string_view kForbiddenSyscall = "forbidden_syscall";
+
 uint64_t fingerprint(const backend::SharedArena& arena) {
   uint64_t h = 0;
   auto& a = const_cast<backend::SharedArena&>(arena);
@@ -241,7 +244,10 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     out.paired.status = PairedStatus::ArmFailed;
     out.paired.failed_arm = Arm::Candidate;
     out.message = "the candidate does not load: " + cand_load->message;
-    out.failure_status = cand_load->outcome == backend::CallOutcome::Crashed ? CaseStatus::Crashed : CaseStatus::RuntimeError;
+    out.failure_status = cand_load->outcome == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
+                         : cand_load->outcome == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
+                                                                                        : CaseStatus::RuntimeError;
+    if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
     return out;
   }
 
@@ -259,7 +265,9 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     out.failure_status = out.behaviour_differs ? CaseStatus::IncorrectNumerical
                          : cand.failure() == backend::CallOutcome::Crashed ? CaseStatus::Crashed
                          : cand.failure() == backend::CallOutcome::TimedOut ? CaseStatus::Timeout
+                         : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
                                                                              : CaseStatus::RuntimeError;
+    if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
   }
   out.delta = noise_threshold(calibrated_noise, config.noise_floor);
   out.verdict = paired_verdict(out.paired, out.delta);

@@ -63,6 +63,7 @@ struct CaseTiming {
   bool behaviour_differs = false;    // a timed output failed its recheck
   std::string message;               // why the measurement did not complete, if it did not
   CaseStatus failure_status = CaseStatus::Passed; // the candidate's status when its arm failed
+  std::string failure_reason_code;                // with REJECTED_CHEAT: why (forbidden_syscall)
 };
 
 // One measurement job for one case. `job_seed` picks the inputs (the correctness job's seed

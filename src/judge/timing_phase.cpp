@@ -65,6 +65,7 @@ void apply_to_status(CaseResult& r, double cap_s) {
     }
     if (t.paired.status == PairedStatus::ArmFailed) {
       r.status = t.failure_status;
+      r.reason_code = t.failure_reason_code;
       r.message = "while timed: " + t.message;
       return;
     }

@@ -1,12 +1,14 @@
 // temper-worker: runs one kernel artifact on tensors in a shared arena, driven by the judge over
-// the pipes described in backend/protocol.h. Deliberately small: the standard library, POSIX and
-// libdl only, so that the process a kernel shares holds as little as possible.
+// the pipes described in backend/protocol.h. Deliberately small: the standard library, POSIX,
+// libdl and libseccomp only, so that the process a kernel shares holds as little as possible.
+// It sandboxes itself (worker/sandbox.h) before it opens the artifact.
 //
-//   temper-worker --protocol 1
+//   temper-worker --protocol 2
 //
 // fds 3 (commands), 4 (replies) and 5 (the arena) are set up by the judge; 0 is /dev/null and
 // 1/2 go to a pipe the judge drains. Every other inherited fd is closed at startup.
 #include "backend/protocol.h"
+#include "worker/sandbox.h"
 
 #include <temper/kernel.h>
 
@@ -114,7 +116,9 @@ void close_inherited_fds() {
 
 // If the judge dies (crash, SIGKILL, Ctrl-C on temper) while a kernel hangs, nothing would
 // ever stop this process: a tiny thread watches the command socket and ends the process when
-// the judge's end goes away. It only polls; it never reads, so commands stay with main().
+// the judge's end goes away. It only polls; it never reads, so commands stay with main(). It
+// starts after the sandbox, so that it is confined like every other thread (before that, main()
+// blocks only in reads of the command socket, which end when the judge does).
 void* watchdog(void*) {
   for (;;) {
     pollfd p{proto::kCmdFd, POLLRDHUP, 0};
@@ -124,14 +128,15 @@ void* watchdog(void*) {
   }
 }
 
-void start_watchdog() {
+bool start_watchdog() {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 64 * 1024);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_t t;
-  if (pthread_create(&t, &attr, watchdog, nullptr) != 0) die("cannot start the watchdog thread");
+  bool started = pthread_create(&t, &attr, watchdog, nullptr) == 0;
   pthread_attr_destroy(&attr);
+  return started;
 }
 
 // Bytes of address space this process uses now (VmSize), or 0 if /proc is unavailable.
@@ -144,13 +149,6 @@ uint64_t current_address_space() {
   if (n <= 0) return 0;
   return std::strtoull(buf, nullptr, 10) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
-
-// The seccomp hook. Called once, after the artifact is loaded (dlopen needs open/mmap and runs
-// its constructors) and before the first kernel call. It will restrict the process to what a
-// running kernel needs: memory management, threads, futexes, clock reads, writes to fds 1/2/4,
-// reads of fd 3, and exit; notably no open, socket, fork/exec or ptrace. For now it installs
-// nothing. Returns an empty string on success, else why it failed (a harness failure).
-std::string install_sandbox() { return {}; }
 
 // --- the loaded kernel ------------------------------------------------------------------------
 
@@ -272,6 +270,13 @@ std::string handle_load(std::string_view payload) {
   as.rlim_cur = as.rlim_max == RLIM_INFINITY ? limit : std::min<rlim_t>(limit, as.rlim_max);
   if (::setrlimit(RLIMIT_AS, &as) != 0) return load_failed(true, std::string("setrlimit(RLIMIT_AS): ") + std::strerror(errno));
 
+  // The sandbox goes on before the artifact is opened: dlopen runs the artifact's constructors,
+  // which are the kernel's code as much as temper_kernel is.
+  temper::worker::SandboxResult sandbox = temper::worker::install_sandbox(c.artifact, proto::kReplyFd);
+  if (!sandbox.error.empty()) return load_failed(true, "cannot install the sandbox: " + sandbox.error);
+  if (!sandbox.warning.empty()) std::fprintf(stderr, "temper-worker: %s\n", sandbox.warning.c_str());
+  if (!start_watchdog()) return load_failed(true, "cannot start the watchdog thread");
+
   void* handle = ::dlopen(c.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = ::dlerror();
@@ -284,10 +289,7 @@ std::string handle_load(std::string_view payload) {
     return load_failed(false, std::string("the artifact does not export temper_kernel") + (e ? std::string(": ") + e : ""));
   }
   k.fn = reinterpret_cast<temper_kernel_fn>(sym);
-
-  std::string sandbox = install_sandbox();
-  if (!sandbox.empty()) return load_failed(true, "cannot install the sandbox: " + sandbox);
-  return proto::encode_loaded();
+  return proto::encode_loaded(sandbox.description);
 }
 
 std::string handle_run(std::string_view payload) {
@@ -341,7 +343,6 @@ int main(int argc, char** argv) {
   rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core); // a crashing kernel must not leave gigabytes of core behind
   close_inherited_fds();
-  start_watchdog();
   // stdout is a pipe, so stdio would buffer it fully and lose a crashing kernel's last lines:
   // those are exactly the diagnostics worth keeping.
   std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);

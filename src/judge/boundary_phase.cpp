@@ -1,0 +1,44 @@
+#include "judge/boundary_phase.h"
+
+#include "util/fs.h"
+
+namespace temper::judge {
+
+namespace fs = std::filesystem;
+
+Expected<std::vector<BoundaryVerdict>> check_boundary(const core::Task& task, const fs::path& candidate,
+                                                      const std::vector<fs::path>& protected_references,
+                                                      const std::vector<const build::CompileResult*>& candidate_builds,
+                                                      const std::vector<build::CompileResult>& reference_builds,
+                                                      const core::Case& any_case, build::CompileCache& cache) {
+  const BoundaryPolicy policy = boundary_policy_for(task, protected_references, candidate, util::cache_root());
+  TEMPER_TRY_ASSIGN(const BoundaryVerdict source_verdict,
+                    check_source_tree(candidate, {candidate.parent_path(), build::temper_include_dir()},
+                                      build::temper_include_dir(), policy));
+  std::vector<build::CompileResult> export_builds = reference_builds;
+  if (auto cpu = task.config.reference.find("cpu"); export_builds.empty() && cpu != task.config.reference.end()) {
+    TEMPER_TRY_ASSIGN(std::string ref_text, util::read_file(cpu->second));
+    build::CompileRequest r;
+    r.source = cpu->second;
+    r.label = "reference (boundary check)";
+    if (build::wants_specialization(ref_text)) r.defines = build::specialization_defines(task.op, any_case);
+    TEMPER_TRY_ASSIGN(build::CompileResult rb, cache.compile(r));
+    if (!rb.ok) return fail("the task's reference {} does not compile:\n{}", cpu->second.string(), rb.diagnostics);
+    export_builds.push_back(std::move(rb));
+  }
+  std::set<std::string> reference_exports;
+  for (const auto& rb : export_builds) {
+    TEMPER_TRY_ASSIGN(build::ElfInfo elf, build::read_elf(rb.artifact));
+    reference_exports.merge(callable_exports(elf));
+  }
+  std::vector<BoundaryVerdict> verdicts(candidate_builds.size());
+  for (size_t k = 0; k < candidate_builds.size(); ++k) {
+    if (!candidate_builds[k]->ok) continue;
+    TEMPER_TRY_ASSIGN(build::ElfInfo elf, build::read_elf(candidate_builds[k]->artifact));
+    verdicts[k] = check_artifact(elf, reference_exports, policy);
+    verdicts[k].append(source_verdict);
+  }
+  return verdicts;
+}
+
+} // namespace temper::judge
