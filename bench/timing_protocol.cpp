@@ -60,6 +60,8 @@ struct Options {
   int aa = 200;             // paired A/A judgements
   int slower_jobs = 100;    // paired judgements of the 3%-slower candidate
   int control = 0;          // paired judgements of the slower source built with 0% slowdown
+  int pinned_aa = 0;        // paired A/A judgements with both arms pinned to pin_cpu
+  int pin_cpu = 1;
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -74,6 +76,7 @@ struct Options {
   fs::path worker;
   fs::path out;             // summary JSON
   fs::path raw;             // one JSON line per job
+  bool raw_samples = false; // the raw lines also carry every round's kernel times
 };
 
 // ---- Small statistics helpers -----------------------------------------------------------
@@ -258,13 +261,14 @@ Expected<CommonResult> run_common(const core::Task& task, const core::Case& c, c
 
 // ---- Jobs -------------------------------------------------------------------------------
 
-enum class Kind { PairedAA, PairedSlower, PairedControl, CommonAA, CommonSlower, OverheadAA };
+enum class Kind { PairedAA, PairedSlower, PairedControl, PairedAAPinned, CommonAA, CommonSlower, OverheadAA };
 
 const char* kind_name(Kind k) {
   switch (k) {
   case Kind::PairedAA: return "paired_aa";
   case Kind::PairedSlower: return "paired_slower";
   case Kind::PairedControl: return "paired_control";
+  case Kind::PairedAAPinned: return "paired_aa_pinned";
   case Kind::CommonAA: return "common_aa";
   case Kind::CommonSlower: return "common_slower";
   case Kind::OverheadAA: return "overhead_aa";
@@ -347,6 +351,8 @@ int run(const Options& opt) {
   config.worker_exe = opt.worker;
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
+  judge::TimingConfig pinned_config = config;
+  pinned_config.protocol.cpus = {opt.pin_cpu};
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
   // shuffle of everything so every kind is spread over the whole run.
@@ -364,6 +370,7 @@ int run(const Options& opt) {
   add(Kind::PairedAA, opt.aa, opt.cases);
   add(Kind::PairedSlower, opt.slower_jobs, opt.cases);
   add(Kind::PairedControl, opt.control, opt.cases);
+  add(Kind::PairedAAPinned, opt.pinned_aa, opt.cases);
   add(Kind::CommonAA, opt.common_aa, opt.cases);
   add(Kind::CommonSlower, opt.common_slower, opt.cases);
   if (!opt.overhead_cases.empty()) add(Kind::OverheadAA, opt.overhead_jobs * static_cast<int>(opt.overhead_cases.size()), opt.overhead_cases);
@@ -410,7 +417,9 @@ int run(const Options& opt) {
                                kind_name(job.kind), job.c->id, 100 * d, r->wall_seconds, l);
     } else {
       const fs::path& cand = job.kind == Kind::PairedSlower ? slow_art : job.kind == Kind::PairedControl ? control_art : ref_art;
-      const judge::TimingConfig& cfg = job.kind == Kind::OverheadAA ? overhead_config : config;
+      const judge::TimingConfig& cfg = job.kind == Kind::OverheadAA       ? overhead_config
+                                       : job.kind == Kind::PairedAAPinned ? pinned_config
+                                                                          : config;
       auto t = judge::time_case(task, *job.c, ref_art, cand, golden, cfg, job.seed, std::nullopt, true);
       if (!t) {
         std::cerr << "timing_protocol: " << t.error().message << "\n";
@@ -443,6 +452,18 @@ int run(const Options& opt) {
       line["cand_median_s"] = t->paired.candidate.stats.median;
       line["suspicious"] = t->paired.suspicious_samples;
       line["wall_s"] = t->paired.wall_seconds;
+      if (opt.raw_samples) {
+        std::vector<double> rk, ck;
+        std::vector<int> ref_pos;
+        for (const auto& x : t->paired.reference.samples) {
+          rk.push_back(x.kernel_seconds);
+          ref_pos.push_back(x.position);
+        }
+        for (const auto& x : t->paired.candidate.samples) ck.push_back(x.kernel_seconds);
+        line["ref_kernel_s"] = rk;
+        line["cand_kernel_s"] = ck;
+        line["ref_position"] = ref_pos;
+      }
       std::cerr << fmt::format("[{:4}/{}] {:14} case {:2}: {:9} speedup {:.4f} [{:.4f}, {:.4f}] {:3} rounds {}  ({:.1f} s, load {:.2f})\n",
                                done + 1, jobs.size(), kind_name(job.kind), job.c->id, judge::verdict_name(t->verdict), e.speedup,
                                e.speedup_lo, e.speedup_hi, t->paired.rounds, rec.stop, t->paired.wall_seconds, l);
@@ -474,6 +495,10 @@ int run(const Options& opt) {
                         {"rounds", quantiles_json(rounds)},
                         {"stop_reasons", stops}};
     if (expected == Verdict::Same) {
+      // A/A: the 95% interval should exclude a speedup of exactly 1 in at most ~5% of jobs.
+      int excludes_one = 0;
+      for (const auto& r : v) excludes_one += (r.lo > 1 || r.hi < 1) ? 1 : 0;
+      j["ci_excludes_1"] = proportion_json(excludes_one, n);
       j["false_verdicts"] = proportion_json(counts[static_cast<int>(Verdict::Faster)] + counts[static_cast<int>(Verdict::Slower)], n);
     } else {
       j["detected"] = proportion_json(counts[static_cast<int>(expected)], n);
@@ -523,6 +548,10 @@ int run(const Options& opt) {
   summary["paired_slower"] = paired_json(paired[Kind::PairedSlower], Verdict::Slower);
   summary["paired_slower"]["wall_s"] = quantiles_json(paired_wall[Kind::PairedSlower]);
   if (opt.control > 0) summary["paired_control"] = paired_json(paired[Kind::PairedControl], Verdict::Same);
+  if (opt.pinned_aa > 0) {
+    summary["paired_aa_pinned"] = paired_json(paired[Kind::PairedAAPinned], Verdict::Same);
+    summary["paired_aa_pinned"]["cpu"] = opt.pin_cpu;
+  }
   if (!paired[Kind::OverheadAA].empty()) summary["overhead_aa"] = paired_json(paired[Kind::OverheadAA], Verdict::Same);
   for (auto& [id, kinds] : per_case) {
     for (auto& [k, v] : kinds) {
@@ -570,6 +599,8 @@ int main(int argc, char** argv) {
   app.add_option("--aa", opt.aa, "Paired A/A judgements")->capture_default_str();
   app.add_option("--slower-jobs", opt.slower_jobs, "Paired judgements of the 3%-slower candidate")->capture_default_str();
   app.add_option("--control", opt.control, "Paired judgements of the slower source built with 0% slowdown")->capture_default_str();
+  app.add_option("--pinned-aa", opt.pinned_aa, "Paired A/A judgements with both arms pinned to --pin-cpu")->capture_default_str();
+  app.add_option("--pin-cpu", opt.pin_cpu, "CPU for --pinned-aa")->capture_default_str();
   app.add_option("--common-aa", opt.common_aa, "Common-protocol runs, A/A")->capture_default_str();
   app.add_option("--common-slower", opt.common_slower, "Common-protocol runs, 3% slower")->capture_default_str();
   app.add_option("--common-warmup", opt.common_warmup, "Common protocol: warm-up calls per arm")->capture_default_str();
@@ -585,6 +616,7 @@ int main(int argc, char** argv) {
   app.add_option("--worker", opt.worker, "temper-worker binary (default: $TEMPER_WORKER or the build's)");
   app.add_option("--out", opt.out, "Summary JSON (default: stdout)");
   app.add_option("--raw", opt.raw, "One JSON line per job");
+  app.add_flag("--raw-samples", opt.raw_samples, "Raw lines carry every round's kernel times");
   CLI11_PARSE(app, argc, argv);
   if (opt.worker.empty()) {
     const char* w = std::getenv("TEMPER_WORKER");

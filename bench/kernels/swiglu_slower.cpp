@@ -27,8 +27,13 @@
 #include <time.h>
 #endif
 
+#if defined(__clang__)
+#define TEMPER_BENCH_NOIPA noinline // clang has no noipa (same layout not checked with clang)
+#else
+#define TEMPER_BENCH_NOIPA noipa
+#endif
 #undef TEMPER_EXPORT
-#define TEMPER_EXPORT TEMPER_EXTERN_C __attribute__((visibility("hidden"), noipa))
+#define TEMPER_EXPORT TEMPER_EXTERN_C __attribute__((visibility("hidden"), TEMPER_BENCH_NOIPA))
 #define temper_kernel temper_bench_reference_kernel
 #include "../../tasks/swi_glu/reference.cpp"
 #undef temper_kernel
