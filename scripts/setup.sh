@@ -7,7 +7,7 @@ packages=(
   build-essential g++ clang cmake ninja-build pkg-config binutils
   nlohmann-json3-dev libcli11-dev libfmt-dev libexpected-dev libyaml-cpp-dev
   libseccomp-dev libsqlite3-dev libxxhash-dev libcsv-dev libgtest-dev libgmock-dev libbenchmark-dev
-  valgrind
+  valgrind ccache bubblewrap
 )
 
 missing=()
