@@ -1,0 +1,304 @@
+// SwiGlu, architecture "rows": a contiguous input split at `dim` is a stack of rows
+// [x0 | x1], each 2 * half elements long (half = shape[dim] / 2 * the product of the dims after
+// dim), so every contiguous case is one streaming loop over rows, whatever its rank and split
+// axis. The host picks one of three paths in constant time:
+//   - rows:        half >= 2, AVX-512 over each row, masked tail (a short row is one masked vector);
+//   - deinterleave: half == 1, a last axis of size 2 ([N, 2] split on dim 1): x0 and x1 alternate,
+//                  so 16 outputs come from two vectors separated with one permute each;
+//   - general:     non-contiguous tensors, or no AVX-512 at compile time: one element at a time.
+// Every element is x0 / (1 + exp(-x0)) * x1 in fp32, rounded once when stored, like the task's
+// definition; exp is a Cephes-style polynomial (about 1 ulp) with exact IEEE division, so inf
+// and NaN inputs give what the scalar formula gives.
+//
+// temper: knob UNROLL = 2 in {1, 2, 4}
+// temper: knob NT_STORES = 0 in {0, 1}
+// temper: knob NT_MIN_MB = 16 in {4, 16, 64}
+//
+// UNROLL: vectors of 16 elements per loop iteration. NT_STORES: non-temporal stores for outputs
+// of at least NT_MIN_MB MiB, so a large output does not evict the inputs it streams past.
+#include <temper/half.h>
+#include <temper/kernel.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#define SWIGLU_AVX512 1
+#else
+#define SWIGLU_AVX512 0
+#endif
+
+#ifndef UNROLL
+#define UNROLL 2
+#endif
+#ifndef NT_STORES
+#define NT_STORES 0
+#endif
+#ifndef NT_MIN_MB
+#define NT_MIN_MB 16
+#endif
+
+namespace {
+
+int fail(const temper_args* args, const char* message) {
+  if (args->set_error) args->set_error(message);
+  return 1;
+}
+
+float load_scalar(const void* base, int32_t dtype, int64_t offset) {
+  switch (dtype) {
+  case TEMPER_F16: return temper_f16_to_f32(static_cast<const uint16_t*>(base)[offset]);
+  case TEMPER_BF16: return temper_bf16_to_f32(static_cast<const uint16_t*>(base)[offset]);
+  default: return static_cast<const float*>(base)[offset];
+  }
+}
+
+void store_scalar(void* base, int32_t dtype, int64_t offset, float v) {
+  switch (dtype) {
+  case TEMPER_F16: static_cast<uint16_t*>(base)[offset] = temper_f32_to_f16(v); break;
+  case TEMPER_BF16: static_cast<uint16_t*>(base)[offset] = temper_f32_to_bf16(v); break;
+  default: static_cast<float*>(base)[offset] = v; break;
+  }
+}
+
+float swiglu_scalar(float x0, float x1) { return x0 / (1.0f + std::exp(-x0)) * x1; }
+
+#if SWIGLU_AVX512
+
+// exp(x): clamp (NaN passes through min/max as ordered here), x = n ln2 + r, a degree-6
+// polynomial in r on [-ln2/2, ln2/2], then scalef, which gives inf above the range and 0 below
+// it without integer exponent tricks.
+inline __m512 exp_ps(__m512 x) {
+  x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
+  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+inline __m512 swiglu_ps(__m512 x0, __m512 x1) {
+  const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), x0));
+  return _mm512_mul_ps(_mm512_div_ps(x0, _mm512_add_ps(_mm512_set1_ps(1.0f), e)), x1);
+}
+
+// fp32 -> bf16 with round to nearest even and quiet NaNs, bit for bit temper_f32_to_bf16
+// (the AVX512-BF16 instruction flushes subnormals, which the golden does not).
+inline __m256i f32_to_bf16(__m512 v) {
+  const __m512i x = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  const __m512i quiet = _mm512_or_si512(x, _mm512_set1_epi32(0x400000));
+  const __m512i bits = _mm512_mask_mov_epi32(rounded, nan, quiet);
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16));
+}
+
+template <int32_t D>
+inline __m512 load16(const void* base, int64_t i, __mmask16 m) {
+  if constexpr (D == TEMPER_F32) {
+    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(base) + i);
+  } else {
+    const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(base) + i);
+    if constexpr (D == TEMPER_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
+}
+
+template <int32_t D>
+inline void store16(void* base, int64_t i, __m512 v, __mmask16 m) {
+  if constexpr (D == TEMPER_F32) {
+    _mm512_mask_storeu_ps(static_cast<float*>(base) + i, m, v);
+  } else if constexpr (D == TEMPER_F16) {
+    _mm256_mask_storeu_epi16(static_cast<uint16_t*>(base) + i, m,
+                             _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  } else {
+    _mm256_mask_storeu_epi16(static_cast<uint16_t*>(base) + i, m, f32_to_bf16(v));
+  }
+}
+
+// A full, 64-byte aligned vector store that bypasses the caches.
+template <int32_t D>
+inline void stream16(void* base, int64_t i, __m512 v) {
+  if constexpr (D == TEMPER_F32) {
+    _mm512_stream_ps(static_cast<float*>(base) + i, v);
+  } else if constexpr (D == TEMPER_F16) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(static_cast<uint16_t*>(base) + i),
+                        _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  } else {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(static_cast<uint16_t*>(base) + i), f32_to_bf16(v));
+  }
+}
+
+constexpr int64_t kElemBytes(int32_t d) { return d == TEMPER_F32 ? 4 : 2; }
+
+// One row: out[j] = f(x0[j], x1[j]) for j < half.
+template <int32_t D, bool Stream>
+void row(const void* x0, const void* x1, void* out, int64_t half) {
+  const auto* in0 = static_cast<const char*>(x0);
+  const auto* in1 = static_cast<const char*>(x1);
+  int64_t j = 0;
+  if constexpr (Stream) {
+    // Peel to the stream stores' alignment: 64 bytes of output per vector for fp32, 32 for halves.
+    const int64_t align = D == TEMPER_F32 ? 64 : 32;
+    const auto addr = reinterpret_cast<uintptr_t>(out);
+    int64_t peel = static_cast<int64_t>((align - addr % align) % align) / kElemBytes(D);
+    if (peel > half) peel = half;
+    if (addr % kElemBytes(D) != 0) peel = half; // misaligned element: no streaming at all
+    for (; j < peel; j += 16) {
+      const int64_t n = peel - j < 16 ? peel - j : 16;
+      const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+      store16<D>(out, j, swiglu_ps(load16<D>(in0, j, m), load16<D>(in1, j, m)), m);
+    }
+    j = peel;
+    for (; j + 16 * UNROLL <= half; j += 16 * UNROLL) {
+      for (int u = 0; u < UNROLL; ++u) {
+        stream16<D>(out, j + 16 * u,
+                    swiglu_ps(load16<D>(in0, j + 16 * u, 0xffff), load16<D>(in1, j + 16 * u, 0xffff)));
+      }
+    }
+  } else {
+    for (; j + 16 * UNROLL <= half; j += 16 * UNROLL) {
+      for (int u = 0; u < UNROLL; ++u) {
+        store16<D>(out, j + 16 * u,
+                   swiglu_ps(load16<D>(in0, j + 16 * u, 0xffff), load16<D>(in1, j + 16 * u, 0xffff)),
+                   0xffff);
+      }
+    }
+  }
+  for (; j < half; j += 16) {
+    const int64_t n = half - j < 16 ? half - j : 16;
+    const __mmask16 m = static_cast<__mmask16>((1u << n) - 1u);
+    store16<D>(out, j, swiglu_ps(load16<D>(in0, j, m), load16<D>(in1, j, m)), m);
+  }
+}
+
+template <int32_t D>
+void rows(const void* in, void* out, int64_t outer, int64_t half) {
+  const int64_t eb = kElemBytes(D);
+  const bool stream = NT_STORES && outer * half * eb >= (int64_t{NT_MIN_MB} << 20);
+  for (int64_t r = 0; r < outer; ++r) {
+    const char* x0 = static_cast<const char*>(in) + r * 2 * half * eb;
+    char* y = static_cast<char*>(out) + r * half * eb;
+    if (stream) {
+      row<D, true>(x0, x0 + half * eb, y, half);
+    } else {
+      row<D, false>(x0, x0 + half * eb, y, half);
+    }
+  }
+  if (stream) _mm_sfence();
+}
+
+// [N, 2] split on the last axis: input pairs (x0, x1); 16 pairs are two vectors, separated by
+// two permutes into the x0 lanes and the x1 lanes.
+template <int32_t D>
+void deinterleave(const void* in, void* out, int64_t n) {
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  int64_t i = 0;
+  for (; i < n; i += 16) {
+    const int64_t left = n - i < 16 ? n - i : 16;
+    const __mmask16 lo = static_cast<__mmask16>(left >= 8 ? 0xffff : (1u << (2 * left)) - 1u);
+    const __mmask16 hi = static_cast<__mmask16>(left <= 8 ? 0 : (1u << (2 * (left - 8))) - 1u);
+    const __m512 a = load16<D>(in, 2 * i, lo);
+    const __m512 b = load16<D>(in, 2 * i + 16, hi);
+    const __m512 x0 = _mm512_permutex2var_ps(a, even, b);
+    const __m512 x1 = _mm512_permutex2var_ps(a, odd, b);
+    store16<D>(out, i, swiglu_ps(x0, x1), static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1u));
+  }
+}
+
+template <int32_t D>
+void contiguous(const void* in, void* out, int64_t outer, int64_t half) {
+  if (half == 1) {
+    deinterleave<D>(in, out, outer);
+  } else {
+    rows<D>(in, out, outer, half);
+  }
+}
+
+#endif // SWIGLU_AVX512
+
+// Any strides, any rank: an odometer over the output index (the reference's walk).
+void general(const temper_tensor& in, const temper_tensor& out, int32_t dim) {
+  const int32_t rank = in.rank;
+  const int64_t half_offset = out.shape[dim] * in.strides[dim];
+  int64_t index[TEMPER_MAX_RANK] = {0};
+  int64_t in_off = 0, out_off = 0;
+  const int32_t last = rank - 1;
+  const int64_t n_last = out.shape[last];
+  for (;;) {
+    for (int64_t i = 0; i < n_last; ++i) {
+      const float x0 = load_scalar(in.data, in.dtype, in_off + i * in.strides[last]);
+      const float x1 = load_scalar(in.data, in.dtype, in_off + half_offset + i * in.strides[last]);
+      store_scalar(out.data, out.dtype, out_off + i * out.strides[last], swiglu_scalar(x0, x1));
+    }
+    int32_t k = last - 1;
+    for (; k >= 0; --k) {
+      if (++index[k] < out.shape[k]) {
+        in_off += in.strides[k];
+        out_off += out.strides[k];
+        break;
+      }
+      in_off -= (out.shape[k] - 1) * in.strides[k];
+      out_off -= (out.shape[k] - 1) * out.strides[k];
+      index[k] = 0;
+    }
+    if (k < 0) break;
+  }
+}
+
+} // namespace
+
+TEMPER_EXPORT int temper_kernel(const temper_args* args) {
+  if (args == nullptr) return 1;
+  if (args->abi_version != TEMPER_ABI_VERSION) return fail(args, "SwiGlu: unsupported ABI version");
+  if (args->num_inputs != 1 || args->num_outputs != 1 || args->inputs == nullptr || args->outputs == nullptr) {
+    return fail(args, "SwiGlu: expects exactly one input and one output");
+  }
+  const temper_tensor& in = args->inputs[0];
+  const temper_tensor& out = args->outputs[0];
+  const int32_t rank = in.rank;
+  if (rank < 1 || rank > TEMPER_MAX_RANK) return fail(args, "SwiGlu: input rank must be 1 to 8");
+  if (out.rank != rank) return fail(args, "SwiGlu: output rank differs from the input rank");
+  const int32_t dtype = in.dtype;
+  if (dtype != TEMPER_F32 && dtype != TEMPER_F16 && dtype != TEMPER_BF16) {
+    return fail(args, "SwiGlu: input dtype must be float32, float16 or bfloat16");
+  }
+  if (out.dtype != dtype) return fail(args, "SwiGlu: output dtype differs from the input dtype");
+  int64_t dim = temper_attr_int(args, "dim", -1);
+  if (dim < -rank || dim >= rank) return fail(args, "SwiGlu: dim is out of range for the input rank");
+  if (dim < 0) dim += rank;
+  if (in.shape[dim] % 2 != 0) return fail(args, "SwiGlu: the size of the split dimension is odd");
+  for (int32_t k = 0; k < rank; ++k) {
+    const int64_t expect = k == dim ? in.shape[k] / 2 : in.shape[k];
+    if (out.shape[k] != expect) return fail(args, "SwiGlu: output shape is not the input shape with dim halved");
+  }
+  if (temper_numel(&out) == 0) return 0;
+
+#if SWIGLU_AVX512
+  if (temper_is_contiguous(&in) && temper_is_contiguous(&out)) {
+    int64_t outer = 1, half = out.shape[dim];
+    for (int32_t k = 0; k < dim; ++k) outer *= in.shape[k];
+    for (int32_t k = static_cast<int32_t>(dim) + 1; k < rank; ++k) half *= in.shape[k];
+    switch (dtype) {
+    case TEMPER_F16: contiguous<TEMPER_F16>(in.data, out.data, outer, half); break;
+    case TEMPER_BF16: contiguous<TEMPER_BF16>(in.data, out.data, outer, half); break;
+    default: contiguous<TEMPER_F32>(in.data, out.data, outer, half); break;
+    }
+    return 0;
+  }
+#endif
+  general(in, out, static_cast<int32_t>(dim));
+  return 0;
+}
