@@ -142,6 +142,9 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (opt.timing && opt.timing->sealed) {
     // A sealed reference was built once, under its own protocol: the candidate must match it.
     const SealedRef& sealed = *opt.timing->sealed;
+    if (sealed.task != task.op.name) {
+      return fail("the sealed reference '{}' was sealed for task {}, not {}", sealed.name, sealed.task, task.op.name);
+    }
     if (sealed.flags != opt.compiler.flags || sealed.compiler_version != compiler_id.version) {
       return fail("refusing to compare measurements taken under different protocols: the sealed reference '{}' was built with "
                   "{} {} and the candidate with {} {}; judge with --compiler {} --flags \"{}\"",
