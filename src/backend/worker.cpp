@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
 
 namespace temper::backend {
 
@@ -495,6 +494,11 @@ std::string Worker::output_tail() const {
   return m_impl->tail_view(kTailBytes);
 }
 
+std::vector<std::string> worker_environment(int threads) {
+  return {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent",
+          fmt::format("OMP_NUM_THREADS={}", threads > 0 ? threads : 1)};
+}
+
 std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions& options, const SharedArena& arena) {
   auto started = Clock::now();
   auto harness = [](std::string message) {
@@ -556,16 +560,15 @@ std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
-  // OpenMP runtimes size their pools from this; a kernel gets the threads the task allows.
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0) env_store.emplace_back(*e);
-  }
-  env_store.push_back(fmt::format("OMP_NUM_THREADS={}", options.threads > 0 ? options.threads : 1));
+  // A fixed environment and arguments, the same for every worker of every role and phase: no
+  // TEMPER_* variable, no path of the cache or the vault, nothing a kernel could use to tell
+  // that it is judged, timed, or which arm it is (docs/security.md). OpenMP runtimes size their
+  // pools from OMP_NUM_THREADS; a kernel gets the threads the task allows.
+  std::vector<std::string> env_store = worker_environment(options.threads);
   std::vector<char*> envp;
   for (auto& s : env_store) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string a0 = exe;
+  std::string a0 = "temper-worker";
   std::string a1 = "--protocol";
   std::string a2 = std::to_string(proto::kVersion);
   char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};

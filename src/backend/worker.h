@@ -26,6 +26,10 @@ struct WorkerOptions {
   std::vector<int> cpus;             // CPU affinity; empty: inherit temper's
 };
 
+// The whole environment a worker gets ("NAME=value"), whatever temper's own: fixed, the same
+// for every role and phase, with no TEMPER_* variable.
+std::vector<std::string> worker_environment(int threads);
+
 enum class CallOutcome {
   Ok,           // the kernel returned 0
   KernelError,  // the kernel returned non-zero, or could not be loaded (missing symbol, ...)

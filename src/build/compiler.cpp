@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -59,7 +60,13 @@ std::vector<std::string> compile_command(const CompilerSpec& compiler, const Com
   argv.insert(argv.end(), opt.begin(), opt.end());
   if (req.kind == ArtifactKind::SharedObject) {
     // Hidden by default: a kernel exports only what it marks TEMPER_EXPORT.
+    // -z defs: every symbol the kernel uses must resolve against the libraries of the link,
+    // so what the artifact imports is decided here, where the boundary checks read it, and
+    // never by whatever the loader finds at run time (the reference's exports, say).
     argv.insert(argv.end(), {"-shared", "-fPIC", "-fvisibility=hidden"});
+    // Sanitizer runtimes are resolved from the executable, which -z defs cannot see.
+    const bool sanitized = std::any_of(opt.begin(), opt.end(), [](const std::string& f) { return f.rfind("-fsanitize", 0) == 0; });
+    if (!sanitized) argv.push_back("-Wl,-z,defs");
   }
   argv.push_back("-I" + temper_include_dir().string());
   fs::path dir = req.source.parent_path();

@@ -3,6 +3,7 @@
 #include "cli/timing_flags.h"
 #include "judge/judge.h"
 #include "judge/report.h"
+#include "judge/seal.h"
 #include "util/fs.h"
 
 #include <fmt/format.h>
@@ -31,6 +32,7 @@ struct JudgeArgs : TimingArgs {
   double timeout_s = 60;
   int trials = 0;
   bool quiet = false;
+  std::string store;
 };
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
@@ -61,6 +63,22 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
       return kExitUsage;
     }
     o.timing = *t;
+    // A path that exists stays a source; anything else names a sealed reference.
+    std::error_code ec;
+    if (!a.reference.empty() && !std::filesystem::exists(a.reference, ec)) {
+      auto sealed = judge::find_sealed(a.store.empty() ? judge::default_store() : std::filesystem::path(a.store), a.reference);
+      if (!sealed) {
+        std::cerr << "temper: --reference " << a.reference << " is neither a file nor a sealed reference: " << sealed.error().message
+                  << "\n";
+        return kExitUsage;
+      }
+      // The candidate is built as the reference was, unless the flags say otherwise (then the
+      // judge refuses to compare, naming the difference).
+      if (a.flags.empty()) o.compiler.flags = sealed->flags;
+      if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); !c || c->count() == 0) o.compiler.program = sealed->compiler;
+      o.timing->sealed = *sealed;
+      if (calibrate) o.sealed_candidate = *sealed;
+    }
   }
 
   auto report = judge::run_judge(o, util::default_process_runner());
@@ -98,18 +116,21 @@ void register_judge_command(CLI::App& app, Action& action) {
   cmd->add_option("--trials", args->trials, "Correctness trials per case (at least 3; default from temper.yaml)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
   add_timing_options(cmd, *args);
+  cmd->add_option("--store", args->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)")
+      ->group("Timing against a reference");
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd, false); }; });
 
   auto cal = std::make_shared<JudgeArgs>();
   CLI::App* c = app.add_subcommand("calibrate", "Measure the A/A timing noise of a reference per case and store it for later judgements here");
   c->add_option("task", cal->task, "Task directory")->required();
-  c->add_option("--reference", cal->reference, "Reference kernel source")->required();
+  c->add_option("--reference", cal->reference, "Reference kernel source, or a sealed reference's name")->required();
   c->add_option("--cases", cal->cases, "Cases to calibrate (default: all)");
   c->add_option("--json", cal->json, "Write the JSON report to this file");
   c->add_option("--compiler", cal->compiler, "C++ compiler")->capture_default_str();
   c->add_option("--flags", cal->flags, "Optimization flags");
   c->add_flag("--quiet,-q", cal->quiet, "No progress lines on stderr");
   add_timing_options(c, *cal);
+  c->add_option("--store", cal->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)");
   c->callback([cal, c, &action] {
     action = [cal, c] {
       cal->candidate = cal->reference;

@@ -8,6 +8,8 @@ void register_all(CLI::App& app, Action& action) {
   register_task_commands(app, action);
   register_judge_command(app, action);
   register_probe_command(app, action);
+  register_seal_command(app, action);
+  register_ref_commands(app, action);
 }
 
 } // namespace temper::cli

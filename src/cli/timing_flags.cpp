@@ -58,7 +58,7 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
 void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   const char* group = "Timing against a reference";
   if (!cmd->get_option_no_throw("--reference")) {
-    cmd->add_option("--reference", a.reference, "Reference kernel source: also time the candidate against it")->group(group);
+    cmd->add_option("--reference", a.reference, "Reference kernel source, or a sealed reference's name (temper ref list): also time the candidate against it")->group(group);
   }
   cmd->add_option("--reference-flags", a.reference_flags, "Optimization flags for the reference (must equal the candidate's)")->group(group);
   if (set == TimingFlagSet::WithTiers) {

@@ -46,6 +46,13 @@ const std::vector<ImportGroup>& import_groups() {
         "killpg", "tgkill", "tkill", "sigqueue", "setpriority", "sched_setaffinity", "sched_setscheduler",
         "sched_setparam", "prlimit", "prlimit64", "setrlimit", "setrlimit64", "unshare", "setns"},
        {}},
+      // The worker's environment and arguments are fixed and say nothing about the judge, the
+      // role or the phase (backend/worker.cpp); a kernel has no use for them, and one that reads
+      // them is looking for a way to tell when it is watched.
+      {"reading the environment or the program's arguments is forbidden in a candidate (a kernel that looks for the judge)",
+       {"getenv", "secure_getenv", "__secure_getenv", "environ", "__environ", "_environ", "program_invocation_name",
+        "program_invocation_short_name", "__progname", "__progname_full", "__libc_argv", "__libc_argc"},
+       {}},
       {"a raw system call would bypass every other import check",
        {"syscall"},
        {}},
@@ -54,6 +61,15 @@ const std::vector<ImportGroup>& import_groups() {
        {}},
   };
   return groups;
+}
+
+// Time sources the worker reads around a call. A kernel that defines one is trying to interpose
+// it (the worker does not resolve symbols through the kernel, but the intent is the cheat).
+const std::vector<const char*>& timer_names() {
+  static const std::vector<const char*> names = {"clock_gettime", "__clock_gettime", "clock_gettime64", "__clock_gettime64",
+                                                 "gettimeofday", "__gettimeofday", "time", "clock", "times", "timespec_get",
+                                                 "clock_getres", "__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time"};
+  return names;
 }
 
 std::string lower(std::string_view s) {
@@ -137,9 +153,19 @@ BoundaryPolicy default_boundary_policy() {
   // function, so it belongs with libm.
   p.allowed_libraries = {"libc.so", "libm.so", "libmvec.so", "libstdc++.so", "libgcc_s.so", "libgomp.so",
                          "ld-linux", "linux-vdso"};
-  // The vault and the cache (goldens, the secret seed), however a kernel would find them.
-  p.protected_names = {"vault", "secret-seed", "temper_cache_dir", "xdg_cache_home", ".cache/temper"};
+  // The vault and the cache (goldens, the secret seed), and the sealed references' store
+  // ($TEMPER_HOME/refs), however a kernel would find them.
+  p.protected_names = {"vault", "secret-seed", "temper_cache_dir", "xdg_cache_home", ".cache/temper", "temper_home",
+                       ".temper/refs"};
   return p;
+}
+
+void protect_directory(BoundaryPolicy& policy, const fs::path& dir) {
+  fs::path abs = absolute_normal(dir);
+  if (std::distance(abs.begin(), abs.end()) < 3) return; // as for the cache root below
+  std::string d = lower(abs.string());
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  add_unique(policy.protected_names, d);
 }
 
 BoundaryPolicy boundary_policy_for(const core::Task& task, const std::vector<fs::path>& references,
@@ -220,6 +246,13 @@ BoundaryVerdict check_artifact(const build::ElfInfo& candidate, const std::set<s
                policy.forbidden_versions.end()) {
       v.violations.push_back({std::string(kForbiddenImport), fmt::format("imports {}", describe(s)),
                               "binding to the C library's private interface is forbidden"});
+    }
+  }
+  for (const auto& s : candidate.exports) {
+    if (std::find_if(timer_names().begin(), timer_names().end(), [&](const char* n) { return s.name == n; }) !=
+        timer_names().end()) {
+      v.violations.push_back({std::string(kTimerTampering), fmt::format("defines and exports `{}`", s.name),
+                              "a candidate must not interpose the clock the worker times it with"});
     }
   }
   for (const auto& lib : candidate.needed) {

@@ -27,6 +27,13 @@ inline constexpr std::string_view kCallsReference = "calls_reference";
 inline constexpr std::string_view kForbiddenImport = "forbidden_import";
 inline constexpr std::string_view kForbiddenLibrary = "forbidden_library";
 inline constexpr std::string_view kReadsProtectedFile = "reads_protected_file";
+inline constexpr std::string_view kTimerTampering = "timer_tampering";
+// Found at run time rather than on the artifact (correctness.cpp, timing.cpp, timing_phase.cpp).
+inline constexpr std::string_view kForbiddenSyscall = "forbidden_syscall";
+inline constexpr std::string_view kWritesInputs = "writes_inputs";
+inline constexpr std::string_view kStaleOutput = "stale_output";     // an earlier call's output for other inputs
+inline constexpr std::string_view kDeferredWork = "deferred_work";   // the output changed after the call returned
+inline constexpr std::string_view kTimedBehaviourDiffers = "timed_behaviour_differs";
 
 // An imported symbol no candidate may use: the exact name, or every name starting with it.
 struct ForbiddenImport {
@@ -45,6 +52,9 @@ struct BoundaryPolicy {
 
 // The lists every job starts from (boundary.cpp has them, with their reasons).
 BoundaryPolicy default_boundary_policy();
+
+// Adds a directory (a sealed reference's store entry) to the names no source may contain.
+void protect_directory(BoundaryPolicy& policy, const std::filesystem::path& dir);
 
 // The default policy plus what this job protects and allows: the task's allowed_libraries
 // ("libfoo.so.1", "libfoo" or "foo"), its golden source, its references and the extra

@@ -16,8 +16,10 @@ namespace temper::judge {
 // One verdict per candidate build (a build that failed to compile gets an ok verdict: its
 // status is already COMPILE_ERROR). The reference's exports come from `reference_builds`, or,
 // when there are none, from one build of the task's cpu reference through the cache.
+// `protected_dirs` (a sealed reference's store entry) must not be named by the source either.
 Expected<std::vector<BoundaryVerdict>> check_boundary(const core::Task& task, const std::filesystem::path& candidate,
                                                       const std::vector<std::filesystem::path>& protected_references,
+                                                      const std::vector<std::filesystem::path>& protected_dirs,
                                                       const std::vector<const build::CompileResult*>& candidate_builds,
                                                       const std::vector<build::CompileResult>& reference_builds,
                                                       const core::Case& any_case, build::CompileCache& cache);

@@ -60,6 +60,7 @@ struct CaseResult {
   std::vector<TrialSummary> trials;
   bool nondeterministic = false; // the repeated call produced different bytes
   std::string output_tail;       // the worker's last output, for crashes and errors
+  std::string sandbox;           // what the worker's sandbox enforced, as it reported when loading
 
   // Paired timing against the reference, when one was given and the case passed.
   std::optional<CaseTimingSummary> timing;

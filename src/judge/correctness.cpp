@@ -3,18 +3,20 @@
 
 #include "backend/arena.h"
 #include "core/inputs.h"
+#include "judge/boundary.h"
+#include "util/hash.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <random>
+#include <thread>
 
 namespace temper::judge {
 
 namespace {
-
-// REJECTED_CHEAT's reason when the worker's sandbox stopped a system call (as in timing.cpp).
-constexpr std::string_view kForbiddenSyscall = "forbidden_syscall";
 
 CaseStatus status_for(backend::CallOutcome o) {
   switch (o) {
@@ -50,6 +52,58 @@ std::vector<double> widen(const unsigned char* data, const core::TensorSpec& spe
   return v;
 }
 
+// Every output's bytes, copied the moment the call returns: the checks read this copy, so a
+// thread the kernel left running cannot finish the output while it is being compared.
+std::vector<unsigned char> snapshot(backend::SharedArena& arena) {
+  std::vector<unsigned char> out;
+  const auto& outs = arena.layout().outputs;
+  for (size_t k = 0; k < outs.size(); ++k) out.insert(out.end(), arena.output(k), arena.output(k) + outs[k].bytes());
+  return out;
+}
+
+bool output_changed(backend::SharedArena& arena, const std::vector<unsigned char>& snap) {
+  const auto& outs = arena.layout().outputs;
+  for (size_t k = 0, off = 0; k < outs.size(); off += outs[k].bytes(), ++k) {
+    if (std::memcmp(arena.output(k), snap.data() + off, outs[k].bytes()) != 0) return true;
+  }
+  return false;
+}
+
+// Whether the output moves after the call returned, watching for up to `window`: the trace of
+// work left to a thread. Only called on an output that failed, so honest kernels never wait.
+bool changes_within(backend::SharedArena& arena, const std::vector<unsigned char>& snap, std::chrono::milliseconds window) {
+  const auto until = std::chrono::steady_clock::now() + window;
+  do {
+    if (output_changed(arena, snap)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  } while (std::chrono::steady_clock::now() < until);
+  return output_changed(arena, snap);
+}
+
+// Trial 0's inputs with a few pairs of floating-point elements swapped, at positions drawn from the job seed:
+// values any input may hold, in an arrangement no earlier call saw. A kernel that keys a cache
+// on part of its inputs (or on their address) answers it with trial 0's output. Empty when no
+// swap changes anything (constant inputs).
+std::vector<core::HostTensor> twin_inputs(std::vector<core::HostTensor> inputs, uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x7417'7417'7417'7417ull);
+  bool changed = false;
+  for (auto& t : inputs) {
+    const size_t n = static_cast<size_t>(t.spec.numel());
+    const size_t w = core::dtype_size(t.spec.dtype);
+    if (n < 2 || !core::is_floating(t.spec.dtype)) continue; // indices and masks may have to stay ordered
+    for (int k = 0; k < 8; ++k) {
+      size_t i = rng() % n, j = rng() % n;
+      unsigned char* a = t.buffer.data() + i * w;
+      unsigned char* b = t.buffer.data() + j * w;
+      if (i == j || std::memcmp(a, b, w) == 0) continue;
+      std::swap_ranges(a, a + w, b);
+      changed = true;
+    }
+  }
+  if (!changed) inputs.clear();
+  return inputs;
+}
+
 void fail_call(CaseResult& result, const backend::CallResult& call, const backend::Worker* worker) {
   result.status = status_for(call.outcome);
   if (call.outcome == backend::CallOutcome::SandboxViolation) result.reason_code = std::string(kForbiddenSyscall);
@@ -66,10 +120,30 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
   std::unique_ptr<backend::Worker> worker;
   std::vector<unsigned char> first_call_bytes;
   std::vector<double> kernel_times;
+  std::vector<std::pair<int, uint64_t>> passed_outputs; // (trial, hash of its output bytes)
   bool any_failed = false;
 
-  for (int trial = 0; trial < config.trials; ++trial) {
-    std::vector<core::HostTensor> inputs = core::generate_inputs(task.op, c, config.job_seed, trial);
+  auto reject = [&](std::string_view reason, std::string message, int trials_run) {
+    result.status = CaseStatus::RejectedCheat;
+    result.reason_code = std::string(reason);
+    result.message = std::move(message);
+    result.trials_run = trials_run;
+    if (worker) result.output_tail = worker->output_tail();
+  };
+
+  // Trials 0..trials-1 on fresh inputs, then the twin of trial 0 (twin_inputs), reported as
+  // trial `trials`. The twin runs only while everything passed: it is there to expose a stale
+  // output, which a failing kernel does not need.
+  for (int trial = 0; trial <= config.trials; ++trial) {
+    const bool twin = trial == config.trials;
+    std::vector<core::HostTensor> inputs;
+    if (twin) {
+      if (any_failed) break;
+      inputs = twin_inputs(core::generate_inputs(task.op, c, config.job_seed, 0), config.job_seed ^ static_cast<uint64_t>(c.id));
+      if (inputs.empty()) break;
+    } else {
+      inputs = core::generate_inputs(task.op, c, config.job_seed, trial);
+    }
     TEMPER_TRY_ASSIGN(GoldenResult gold, golden.outputs(c, inputs, GoldenPrecision::Fp64));
     std::optional<GoldenResult> lowp;
     if (needs_low_precision(task, gold.outputs)) {
@@ -97,6 +171,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
         return {};
       }
       worker = std::move(w);
+      result.sandbox = worker->sandbox();
     }
 
     // Trial 0 runs twice: the second call must reproduce the first byte for byte.
@@ -105,6 +180,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
       restore_and_poison(*arena, inputs, poison_byte(trial));
       backend::CallResult r = worker->run(0);
       if (r.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", r.message);
+      const std::vector<unsigned char> got_bytes = r.ok() ? snapshot(*arena) : std::vector<unsigned char>{};
       if (!r.ok()) {
         fail_call(result, r, worker.get());
         result.trials_run = trial + 1;
@@ -112,34 +188,27 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
       }
       if (!task.config.in_place) {
         if (int k = modified_input(*arena, inputs); k >= 0) {
-          result.status = CaseStatus::RejectedCheat;
-          result.reason_code = "writes_inputs";
-          result.message = fmt::format("the kernel wrote its input '{}' (trial {}); the task does not declare the op in-place",
-                                       layout.inputs[static_cast<size_t>(k)].name, trial);
-          result.trials_run = trial + 1;
+          reject(kWritesInputs,
+                 fmt::format("the kernel wrote its input '{}' (trial {}); the task does not declare the op in-place",
+                             layout.inputs[static_cast<size_t>(k)].name, trial),
+                 trial + 1);
           return {};
         }
       }
       if (call == 1) {
-        for (size_t k = 0, off = 0; k < layout.outputs.size(); ++k) {
-          size_t n = layout.outputs[k].bytes();
-          if (std::memcmp(arena->output(k), first_call_bytes.data() + off, n) != 0) result.nondeterministic = true;
-          off += n;
-        }
+        if (got_bytes != first_call_bytes) result.nondeterministic = true;
         continue;
       }
       kernel_times.push_back(r.kernel_seconds);
-      if (trial == 0) {
-        first_call_bytes.clear();
-        for (size_t k = 0; k < layout.outputs.size(); ++k) {
-          first_call_bytes.insert(first_call_bytes.end(), arena->output(k), arena->output(k) + layout.outputs[k].bytes());
-        }
-      }
+      if (trial == 0) first_call_bytes = got_bytes;
 
       TrialSummary ts{trial, true, r.kernel_seconds, 0, 0};
+      std::string first_failure;
+      size_t offset = 0;
       for (size_t k = 0; k < gold.outputs.size(); ++k) {
         const GoldenOutput& g = gold.outputs[k];
-        std::vector<double> got = widen(arena->output(k), layout.outputs[k]);
+        std::vector<double> got = widen(got_bytes.data() + offset, layout.outputs[k]);
+        offset += layout.outputs[k].bytes();
         core::OutputView view{g.dtype, g.shape, got.data(), g.values.data(),
                               lowp ? lowp->outputs[k].values.data() : nullptr};
         core::Comparison cmp = core::compare_output(task.tolerance_for(g.name), view);
@@ -151,10 +220,8 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
         result.mismatches = std::max(result.mismatches, cmp.mismatches);
         if (!cmp.passed) {
           ts.passed = false;
+          if (first_failure.empty()) first_failure = fmt::format("output '{}', {}: {}", g.name, twin ? fmt::format("trial {} (trial 0's inputs with a few elements swapped)", trial) : fmt::format("trial {}", trial), cmp.reason);
           if (!any_failed) {
-            any_failed = true;
-            result.status = CaseStatus::IncorrectNumerical;
-            result.message = fmt::format("output '{}', trial {}: {}", g.name, trial, cmp.reason);
             for (const auto& m : cmp.first) result.first_mismatches.push_back({g.name, m});
           }
         }
@@ -168,8 +235,36 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
         }
       }
       result.trials.push_back(ts);
+
+      // The output must be what the call left behind: finishing it later is deferred work,
+      // whether or not the copy we checked happened to be complete.
+      if (output_changed(*arena, got_bytes) || (!ts.passed && changes_within(*arena, got_bytes, std::chrono::milliseconds(200)))) {
+        reject(kDeferredWork,
+               fmt::format("the output changed after the call returned (trial {}): the kernel left work to a thread", trial),
+               trial + 1);
+        return {};
+      }
+      const uint64_t hash = util::hash64(got_bytes.data(), got_bytes.size());
+      if (!ts.passed) {
+        // Byte for byte an output that passed for other inputs: a cached or reused result.
+        for (const auto& [earlier, h] : passed_outputs) {
+          if (h != hash) continue;
+          reject(kStaleOutput,
+                 fmt::format("{}; the output is byte for byte the one trial {} produced for other inputs (a cached result)",
+                             first_failure, earlier),
+                 trial + 1);
+          return {};
+        }
+        if (!any_failed) {
+          any_failed = true;
+          result.status = CaseStatus::IncorrectNumerical;
+          result.message = first_failure;
+        }
+      } else {
+        passed_outputs.emplace_back(trial, hash);
+      }
     }
-    result.trials_run = trial + 1;
+    result.trials_run = std::min(trial + 1, config.trials);
   }
   if (!kernel_times.empty()) {
     std::sort(kernel_times.begin(), kernel_times.end());

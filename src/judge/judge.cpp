@@ -93,8 +93,12 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (cases.empty()) return fail("task {} has no cases", task.dir.string());
 
   std::error_code ec;
-  if (!fs::is_regular_file(opt.candidate, ec)) return fail("candidate {} is not a file", opt.candidate.string());
-  TEMPER_TRY_ASSIGN(std::string source_text, util::read_file(opt.candidate));
+  const SealedRef* sealed_candidate = opt.sealed_candidate ? &*opt.sealed_candidate : nullptr;
+  std::string source_text;
+  if (!sealed_candidate) {
+    if (!fs::is_regular_file(opt.candidate, ec)) return fail("candidate {} is not a file", opt.candidate.string());
+    TEMPER_TRY_ASSIGN(source_text, util::read_file(opt.candidate));
+  }
   fs::path worker_exe = opt.worker_exe.empty() ? default_worker_exe() : opt.worker_exe;
   if (!fs::is_regular_file(worker_exe, ec)) return fail("the worker binary {} is missing; rebuild temper", worker_exe.string());
 
@@ -129,12 +133,26 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     }
     return out;
   };
-  const bool specialized = build::wants_specialization(source_text);
-  std::vector<build::CompileRequest> reqs = requests_for(opt.candidate, source_text, {}, "candidate");
+  const bool specialized = sealed_candidate ? sealed_candidate->specialized : build::wants_specialization(source_text);
+  std::vector<build::CompileRequest> reqs;
+  if (!sealed_candidate) reqs = requests_for(opt.candidate, source_text, {}, "candidate");
   const size_t candidate_builds = reqs.size();
   std::vector<std::string> reference_flags;
   bool reference_specialized = false;
-  if (opt.timing) {
+  if (opt.timing && opt.timing->sealed) {
+    // A sealed reference was built once, under its own protocol: the candidate must match it.
+    const SealedRef& sealed = *opt.timing->sealed;
+    if (sealed.task != task.op.name) {
+      return fail("the sealed reference '{}' was sealed for task {}, not {}", sealed.name, sealed.task, task.op.name);
+    }
+    if (sealed.flags != opt.compiler.flags || sealed.compiler_version != compiler_id.version) {
+      return fail("refusing to compare measurements taken under different protocols: the sealed reference '{}' was built with "
+                  "{} {} and the candidate with {} {}; judge with --compiler {} --flags \"{}\"",
+                  sealed.name, sealed.compiler_version, fmt::join(sealed.flags, " "), compiler_id.version,
+                  fmt::join(opt.compiler.flags, " "), sealed.compiler, fmt::join(sealed.flags, " "));
+    }
+    reference_specialized = sealed.specialized;
+  } else if (opt.timing) {
     const fs::path& ref = opt.timing->reference;
     if (!fs::is_regular_file(ref, ec)) return fail("reference {} is not a file", ref.string());
     TEMPER_TRY_ASSIGN(std::string ref_text, util::read_file(ref));
@@ -159,7 +177,36 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   for (auto& b : all_builds)
     if (!b) return tl::unexpected(b.error());
   std::vector<Expected<build::CompileResult>> builds(all_builds.begin(), all_builds.begin() + static_cast<long>(candidate_builds));
+  if (sealed_candidate) {
+    // A sealed reference judged as the candidate (`temper ref run|time`): its artifacts, trusted.
+    for (const auto* c : cases) {
+      TEMPER_TRY_ASSIGN(fs::path artifact, sealed_artifact(*sealed_candidate, c->id));
+      build::CompileResult b;
+      b.ok = true;
+      b.cache_hit = true;
+      b.artifact = artifact;
+      b.key = sealed_candidate->content_hash;
+      b.label = fmt::format("sealed {} case {}", sealed_candidate->name, c->id);
+      builds.emplace_back(std::move(b));
+      if (!specialized) break;
+    }
+  }
   std::vector<build::CompileResult> ref_builds;
+  if (opt.timing && opt.timing->sealed) {
+    // The sealed artifacts stand in for reference builds: the boundary check reads their
+    // exports, the timing phase runs them. Their source stays in the vault.
+    const SealedRef& sealed = *opt.timing->sealed;
+    for (const auto* c : cases) {
+      TEMPER_TRY_ASSIGN(fs::path artifact, sealed_artifact(sealed, c->id));
+      build::CompileResult rb;
+      rb.ok = true;
+      rb.artifact = artifact;
+      rb.key = sealed.content_hash;
+      rb.label = fmt::format("sealed reference {} case {}", sealed.name, c->id);
+      ref_builds.push_back(std::move(rb));
+      if (!sealed.specialized) break;
+    }
+  }
   for (size_t k = candidate_builds; k < all_builds.size(); ++k) {
     if (!all_builds[k]->ok) {
       return fail("the reference {} does not compile:\n{}", opt.timing->reference.string(), all_builds[k]->diagnostics);
@@ -190,18 +237,22 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     }
   }
 
-  // 1b. Boundary checks, before any candidate code runs (boundary_phase.h).
-  {
+  // 1b. Boundary checks, before any candidate code runs (boundary_phase.h). A sealed reference
+  // is trusted: it passed them, or was written by whoever owns the task, when it was sealed.
+  if (!sealed_candidate) {
     std::vector<fs::path> protected_refs;
-    if (opt.timing) protected_refs.push_back(opt.timing->reference);
+    std::vector<fs::path> protected_dirs;
+    if (opt.timing && opt.timing->sealed) protected_dirs.push_back(opt.timing->sealed->dir);
+    else if (opt.timing) protected_refs.push_back(opt.timing->reference);
     std::vector<const build::CompileResult*> built;
     for (auto& b : builds) built.push_back(&*b);
     TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
-                      check_boundary(task, opt.candidate, protected_refs, built, ref_builds, *cases.front(), cache));
+                      check_boundary(task, opt.candidate, protected_refs, protected_dirs, built, ref_builds,
+                                                   *cases.front(), cache));
     for (size_t i = 0; i < cases.size(); ++i) {
       CaseResult& r = report.cases[i];
       const BoundaryVerdict& v = verdicts[specialized ? i : 0];
-      if (r.status != CaseStatus::Passed || v.ok()) continue;
+      if ((r.status != CaseStatus::Passed && r.status != CaseStatus::CompileError) || v.ok()) continue;
       r.status = CaseStatus::RejectedCheat;
       r.reason_code = v.reason_code();
       r.message = v.message();
@@ -283,7 +334,21 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
 
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
-                                 opt.call_timeout, opt.candidate, util::hash_hex(source_text)});
+                                 opt.call_timeout,
+                                 sealed_candidate ? fs::path("sealed:" + sealed_candidate->name) : opt.candidate,
+                                 sealed_candidate ? sealed_candidate->content_hash : util::hash_hex(source_text)});
+  // What the workers' sandbox enforced (docs/security.md): a judgement made without Landlock says so.
+  report.context["sandbox"] = nullptr;
+  for (const auto& c : report.cases) {
+    if (!c.sandbox.empty()) {
+      report.context["sandbox"] = c.sandbox;
+      break;
+    }
+  }
+  if (opt.timing && opt.timing->sealed) {
+    const SealedRef& s = *opt.timing->sealed;
+    report.context["reference"] = {{"sealed", s.name}, {"content_hash", s.content_hash}, {"date", s.date}};
+  }
   return report;
 }
 

@@ -5,6 +5,7 @@
 
 #include "build/compiler.h"
 #include "judge/case_result.h"
+#include "judge/seal.h"
 #include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -22,7 +23,8 @@ namespace temper::judge {
 
 // Paired timing against a reference (the timing half of the judge).
 struct TimingOptions {
-  std::filesystem::path reference;           // reference kernel source
+  std::filesystem::path reference;           // reference kernel source (unused when `sealed` is set)
+  std::optional<SealedRef> sealed;           // a sealed reference: its artifacts, never its source
   std::vector<std::string> reference_flags;  // empty: the candidate's flags
   std::string tier = "gate";                 // probe: one case, short; gate: all selected cases
   int measure_jobs = 3;                      // gate: independent measurement jobs
@@ -48,6 +50,7 @@ struct JudgeOptions {
   bool progress = true;                  // progress lines on stderr
   std::string temper_version = "dev";
   std::optional<TimingOptions> timing;   // set: also time against the reference
+  std::optional<SealedRef> sealed_candidate; // set: judge this sealed reference's artifacts instead of `candidate`
 };
 
 struct JudgeReport {

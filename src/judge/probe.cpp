@@ -232,10 +232,10 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     std::vector<const build::CompileResult*> variant_builds;
     for (size_t i = 0; i < variants.size(); ++i) variant_builds.push_back(&*builds[i]);
     TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
-                      check_boundary(task, opt.candidate, {reference}, variant_builds, {ref_build}, *c, cache));
+                      check_boundary(task, opt.candidate, {reference}, {}, variant_builds, {ref_build}, *c, cache));
     for (size_t i = 0; i < variants.size(); ++i) {
       CaseResult& r = variants[i].result;
-      if (r.status != CaseStatus::Passed || verdicts[i].ok()) continue;
+      if ((r.status != CaseStatus::Passed && r.status != CaseStatus::CompileError) || verdicts[i].ok()) continue;
       r.status = CaseStatus::RejectedCheat;
       r.reason_code = verdicts[i].reason_code();
       r.message = verdicts[i].message();

@@ -5,6 +5,7 @@
 #include "backend/worker.h"
 #include "core/inputs.h"
 #include "core/tolerance.h"
+#include "judge/boundary.h"
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/host.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <thread>
 
 namespace temper::judge {
 
@@ -62,9 +64,6 @@ int input_set_count(const MeasurementProtocol& p, size_t bytes_per_set) {
 
 namespace {
 
-// REJECTED_CHEAT's reason when the worker's sandbox stopped a system call (as in correctness.cpp).
-constexpr std::string_view kForbiddenSyscall = "forbidden_syscall";
-
 uint64_t fingerprint(const backend::SharedArena& arena) {
   uint64_t h = 0;
   auto& a = const_cast<backend::SharedArena&>(arena);
@@ -82,13 +81,19 @@ struct SetData {
 
 // One arm: a worker on its own arena holding every input set. Each sample restores the set's
 // inputs, poisons the outputs, runs the cold-cache step, then times one call.
+//
+// The values rotate among the slots: the k-th visit to slot s holds the values of set
+// (s + k) % sets, so the same address sees different values over a job and a cache keyed by
+// input pointer returns another set's output. Both arms visit slots in the same order (paired.h),
+// so they see the same values.
 class WorkerArm final : public TimedArm {
 public:
   WorkerArm(const core::Task& task, const std::vector<SetData>& sets, backend::SharedArena arena, bool cold, bool verify)
       : m_task(task), m_sets(sets), m_arena(std::move(arena)), m_cold(cold), m_verify(verify) {}
 
   Expected<backend::CallResult> start(const backend::WorkerOptions& options) {
-    for (int s = 0; s < m_arena.layout().input_sets; ++s) restore(s);
+    m_visits.assign(static_cast<size_t>(m_arena.layout().input_sets), 0);
+    for (int s = 0; s < m_arena.layout().input_sets; ++s) restore(s, s);
     auto [w, loaded] = backend::Worker::start(options, m_arena);
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     m_worker = std::move(w);
@@ -96,7 +101,9 @@ public:
   }
 
   Expected<TimedSample> sample(int set) override {
-    restore(set);
+    const int sets = m_arena.layout().input_sets;
+    const int values = (set + m_visits[static_cast<size_t>(set)]++) % sets;
+    restore(set, values);
     TimedSample out;
     if (m_cold) {
       backend::CallResult f = m_worker->flush();
@@ -109,7 +116,7 @@ public:
     out.kernel_seconds = r.kernel_seconds;
     out.round_trip_seconds = r.round_trip_seconds;
     if (m_verify) {
-      if (std::string why = verify(set); !why.empty()) {
+      if (std::string why = verify(values); !why.empty()) {
         out.ok = false;
         out.message = why;
         m_behaviour_differs = true;
@@ -121,11 +128,12 @@ public:
   int rechecks() const { return m_rechecks; }
   int fingerprint_changes() const { return m_fingerprint_changes; }
   bool behaviour_differs() const { return m_behaviour_differs; }
+  const std::string& cheat_reason() const { return m_cheat_reason; } // stale_output, deferred_work or empty
   std::optional<backend::CallOutcome> failure() const { return m_failure; }
 
 private:
-  void restore(int set) {
-    const auto& inputs = m_sets[static_cast<size_t>(set)].inputs;
+  void restore(int set, int values) {
+    const auto& inputs = m_sets[static_cast<size_t>(values)].inputs;
     for (size_t k = 0; k < inputs.size(); ++k) std::memcpy(m_arena.input(set, k), inputs[k].buffer.data(), inputs[k].spec.bytes());
     const auto& outs = m_arena.layout().outputs;
     for (size_t k = 0; k < outs.size(); ++k) std::memset(m_arena.output(k), 0xFF, outs[k].bytes());
@@ -139,26 +147,58 @@ private:
     return s;
   }
 
-  // The first output of each set, and any output whose bytes differ from it, is compared with
-  // the golden: identical bytes were already checked, different bytes must pass again.
+  // The first output of each set of values, and any output whose bytes differ from it, is
+  // compared with the golden: identical bytes were already checked, different bytes must pass
+  // again. The comparison reads a copy taken at once, and the output must not move after the
+  // call returned (deferred_work); a failing output that is another set's checked output is a
+  // cached result (stale_output).
   std::string verify(int set) {
     uint64_t fp = fingerprint(m_arena);
     auto it = m_known.find(set);
     if (it != m_known.end() && it->second == fp) return {};
     if (it != m_known.end()) ++m_fingerprint_changes;
-    m_known[set] = fp;
     ++m_rechecks;
+    std::vector<std::vector<unsigned char>> snap;
+    for (size_t k = 0; k < m_arena.layout().outputs.size(); ++k) {
+      snap.emplace_back(m_arena.output(k), m_arena.output(k) + m_arena.layout().outputs[k].bytes());
+    }
+    auto snap_fp = [&] {
+      uint64_t h = 0;
+      for (const auto& b : snap) h = util::hash64(b.data(), b.size(), h);
+      return h;
+    };
+    auto deferred = [&] {
+      m_cheat_reason = std::string(kDeferredWork);
+      return fmt::format("a timed call's output (input set {}) changed after the call returned: the kernel left work to a thread", set);
+    };
+    if (snap_fp() != fp) return deferred();
     const SetData& d = m_sets[static_cast<size_t>(set)];
-    for (size_t k = 0; k < d.golden.outputs.size(); ++k) {
+    std::string why;
+    for (size_t k = 0; k < d.golden.outputs.size() && why.empty(); ++k) {
       const GoldenOutput& g = d.golden.outputs[k];
       const auto& spec = m_arena.layout().outputs[k];
       std::vector<double> got(static_cast<size_t>(spec.numel()));
-      for (size_t i = 0; i < got.size(); ++i) got[i] = core::load_double(m_arena.output(k), spec.dtype, i);
+      for (size_t i = 0; i < got.size(); ++i) got[i] = core::load_double(snap[k].data(), spec.dtype, i);
       core::OutputView view{g.dtype, g.shape, got.data(), g.values.data(), d.lowp ? d.lowp->outputs[k].values.data() : nullptr};
       core::Comparison cmp = core::compare_output(m_task.tolerance_for(g.name), view);
-      if (!cmp.passed) return fmt::format("a timed call's output '{}' (input set {}) fails the golden check: {}", g.name, set, cmp.reason);
+      if (!cmp.passed) why = fmt::format("a timed call's output '{}' (input set {}) fails the golden check: {}", g.name, set, cmp.reason);
     }
-    return {};
+    if (fingerprint(m_arena) != fp) return deferred();
+    if (why.empty()) {
+      m_known[set] = fp;
+      return {};
+    }
+    // Only a failing output is watched, so honest kernels never wait here.
+    for (int waited = 0; waited < 100; ++waited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (fingerprint(m_arena) != fp) return deferred();
+    }
+    for (const auto& [other, other_fp] : m_known) {
+      if (other == set || other_fp != fp) continue;
+      m_cheat_reason = std::string(kStaleOutput);
+      return why + fmt::format("; the output is byte for byte the checked output of input set {} (a cached result)", other);
+    }
+    return why;
   }
 
   const core::Task& m_task;
@@ -171,6 +211,8 @@ private:
   int m_rechecks = 0;
   int m_fingerprint_changes = 0;
   bool m_behaviour_differs = false;
+  std::string m_cheat_reason;
+  std::vector<int> m_visits; // per slot: samples taken there
   std::optional<backend::CallOutcome> m_failure;
 };
 
@@ -257,6 +299,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   out.rechecks = cand.rechecks();
   out.fingerprint_changes = cand.fingerprint_changes();
   out.behaviour_differs = cand.behaviour_differs();
+  out.cheat_reason_code = cand.cheat_reason();
   if (out.paired.status == PairedStatus::ArmFailed) {
     if (out.paired.failed_arm == Arm::Reference) {
       return fail("the reference failed while timed on case {}: {}", c.id, out.paired.failure_message);

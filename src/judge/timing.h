@@ -61,6 +61,7 @@ struct CaseTiming {
   int rechecks = 0;                  // candidate outputs compared with the golden while timed
   int fingerprint_changes = 0;       // timed outputs whose bytes differed from the set's first
   bool behaviour_differs = false;    // a timed output failed its recheck
+  std::string cheat_reason_code;     // with behaviour_differs: stale_output or deferred_work when the recheck saw which
   std::string message;               // why the measurement did not complete, if it did not
   CaseStatus failure_status = CaseStatus::Passed; // the candidate's status when its arm failed
   std::string failure_reason_code;                // with REJECTED_CHEAT: why (forbidden_syscall)

@@ -2,6 +2,7 @@
 #include "judge/timing_phase.h"
 
 #include "core/inputs.h"
+#include "judge/boundary.h"
 #include "judge/calibration.h"
 
 #include <fmt/format.h>
@@ -50,15 +51,21 @@ void summarize(CaseTimingSummary& s) {
 void apply_to_status(CaseResult& r, double cap_s) {
   for (const auto& j : r.timing->jobs) {
     const CaseTiming& t = j.result;
+    if (t.behaviour_differs && !t.cheat_reason_code.empty()) {
+      r.status = CaseStatus::RejectedCheat;
+      r.reason_code = t.cheat_reason_code;
+      r.message = "while timed: " + t.message;
+      return;
+    }
     if (t.behaviour_differs) {
       r.status = CaseStatus::IncorrectNumerical;
-      r.reason_code = "timed_behaviour_differs";
+      r.reason_code = std::string(kTimedBehaviourDiffers);
       r.message = t.message;
       return;
     }
     if (t.paired.candidate.exceeds_round_trip > 0) {
       r.status = CaseStatus::RejectedCheat;
-      r.reason_code = "timer_tampering";
+      r.reason_code = std::string(kTimerTampering);
       r.message = fmt::format("{} timed call(s) reported more kernel time than the judge saw round trip",
                               t.paired.candidate.exceeds_round_trip);
       return;

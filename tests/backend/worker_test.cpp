@@ -595,3 +595,40 @@ TEST(Worker, ManyWorkersLeaveNoZombies) {
   }
   for (int pid : pids) EXPECT_TRUE(fully_reaped(pid)) << pid;
 }
+
+// The kernel sees the fixed environment and arguments, whatever temper's own environment holds:
+// nothing that names temper, its cache, a role or a phase.
+TEST(Worker, TheKernelSeesOnlyTheFixedEnvironmentAndArguments) {
+  const char* kEnv = R"(
+extern char** environ;
+TEMPER_EXPORT int temper_kernel(const temper_args* a) {
+  static char seen[4096];
+  seen[0] = 0;
+  for (char** e = environ; *e; ++e) { strncat(seen, *e, sizeof seen - strlen(seen) - 2); strcat(seen, ";"); }
+  FILE* f = fopen("/proc/self/cmdline", "r");
+  if (f) {
+    char args[256] = {0};
+    size_t n = fread(args, 1, sizeof args - 1, f);
+    for (size_t i = 0; i < n; ++i) if (!args[i]) args[i] = ' ';
+    strncat(seen, "argv=", sizeof seen - strlen(seen) - 1);
+    strncat(seen, args, sizeof seen - strlen(seen) - 1);
+    fclose(f);
+  }
+  a->set_error(seen);
+  return 1;
+}
+)";
+  ::setenv("TEMPER_SECRET_FOR_TEST", "leak", 1);
+  auto arena = SharedArena::create(adder_layout(8, 1));
+  ASSERT_TRUE(arena);
+  WorkerOptions o = options_for(kernel("env", kEnv));
+  o.threads = 3;
+  auto [worker, loaded] = Worker::start(o, *arena);
+  ::unsetenv("TEMPER_SECRET_FOR_TEST");
+  ASSERT_TRUE(loaded.ok()) << loaded.message;
+  CallResult r = worker->run(0);
+  std::string expected;
+  for (const auto& e : worker_environment(3)) expected += e + ";";
+  EXPECT_EQ(r.message, expected + "argv=temper-worker --protocol " + std::to_string(protocol::kVersion) + " ");
+  EXPECT_EQ(r.message.find("TEMPER"), std::string::npos) << r.message;
+}

@@ -255,3 +255,35 @@ TEST(Boundary, TheBundledKernelsPassTheSourceCheck) {
     }
   }
 }
+
+// Reading the environment or argv is how a kernel would look for the judge.
+TEST(Boundary, ReadingTheEnvironmentOrArgumentsIsAForbiddenImport) {
+  for (const char* name : {"getenv", "secure_getenv", "environ", "__environ", "program_invocation_name", "__libc_argv"}) {
+    auto v = with_import(sym(name));
+    ASSERT_FALSE(v.ok()) << name;
+    EXPECT_EQ(v.reason_code(), "forbidden_import") << name;
+    EXPECT_NE(v.message().find(name), std::string::npos) << v.message();
+  }
+}
+
+// A kernel may call clock_gettime (honest_kernel imports it) but not define and export one.
+TEST(Boundary, ExportingAClockIsTimerTampering) {
+  EXPECT_TRUE(check_artifact(honest_kernel(), {}, default_boundary_policy()).ok());
+  for (const char* name : {"clock_gettime", "gettimeofday", "__vdso_clock_gettime"}) {
+    ElfInfo e = honest_kernel();
+    e.exports.push_back(sym(name, "", ""));
+    auto v = check_artifact(e, {}, default_boundary_policy());
+    ASSERT_FALSE(v.ok()) << name;
+    EXPECT_EQ(v.reason_code(), "timer_tampering") << name;
+    EXPECT_NE(v.message().find(name), std::string::npos) << v.message();
+  }
+}
+
+TEST(Boundary, TheSealedStoreIsAProtectedName) {
+  BoundaryPolicy p = default_boundary_policy();
+  protect_directory(p, "/srv/campaign/vault/R1");
+  EXPECT_EQ(check_source(R"(auto f = fopen("/srv/campaign/vault/" "R1/artifacts/kernel.so", "rb");)", p).reason_code(),
+            "reads_protected_file");
+  EXPECT_EQ(check_source(R"(auto p = std::string(getenv("HOME")) + "/.temper/refs";)", p).reason_code(), "reads_protected_file");
+  EXPECT_TRUE(check_source("float x = 1.0f; // plain code", p).ok());
+}
