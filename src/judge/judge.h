@@ -5,6 +5,7 @@
 
 #include "build/compiler.h"
 #include "judge/case_result.h"
+#include "judge/profile/profile_phase.h"
 #include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -48,6 +49,7 @@ struct JudgeOptions {
   bool progress = true;                  // progress lines on stderr
   std::string temper_version = "dev";
   std::optional<TimingOptions> timing;   // set: also time against the reference
+  std::optional<profile::ProfilePhaseOptions> profile; // set: metrics and mechanism expectations
 };
 
 struct JudgeReport {
