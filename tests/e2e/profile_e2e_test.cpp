@@ -133,3 +133,27 @@ TEST(ProfileE2E, PrebuiltArtifactReferenceAndNoBaselineMakeRelativeUnverifiable)
   EXPECT_EQ(none.exit_code, 1) << none.output;
   EXPECT_EQ(none.json["metrics"]["expectations"][0]["outcome"], "unverifiable");
 }
+
+TEST(ProfileE2E, CrashingKernelMakesRunTimeMetricsUnsupported) {
+  util::TempDir dir("temper-profile-e2e");
+  fs::path out = dir.path() / "p.json";
+  std::vector<std::string> args = {"profile", (kSource / "tasks/swi_glu").string(),
+                                   (kSource / "tests/fixtures/swi_glu/crash.cpp").string(), "--case", "13", "--calls", "2",
+                                   "--json", out.string(), "--quiet", "--expect", "time.median_us < 1e9"};
+  bool valgrind = !util::find_program("valgrind").empty();
+  if (valgrind) {
+    args.push_back("--with");
+    args.push_back("cachegrind");
+  }
+  CliRun p = temper_run(args, out);
+  EXPECT_EQ(p.exit_code, 1) << p.output; // the expectation is unverifiable
+  const auto& v = p.json["metrics"]["candidate"]["values"];
+  ASSERT_TRUE(is_unsupported(v["time.median_us"])) << v.dump(1);
+  EXPECT_NE(v["time.median_us"].get<std::string>().find("the kernel failed"), std::string::npos) << v["time.median_us"];
+  EXPECT_TRUE(is_unsupported(v["sw.task_clock_ms"]));
+  EXPECT_GT(v["static.instructions"].get<double>(), 0); // static analysis does not need a run
+  if (valgrind) {
+    EXPECT_TRUE(is_unsupported(v["cg.D1mr"])) << v["cg.D1mr"];
+  }
+  EXPECT_EQ(p.json["metrics"]["expectations"][0]["outcome"], "unverifiable");
+}

@@ -17,6 +17,25 @@ std::vector<std::string> words(std::string_view s) {
   return out;
 }
 
+// Valgrind's output as one line: without its "--pid-- warning:" lines about the host's caches
+// (auto-detection, which the fixed --I1/--D1/--LL options override) and "==pid== " prefixes.
+std::string valgrind_summary(const std::string& output) {
+  std::string out;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("--", 0) == 0) continue;
+    if (line.rfind("==", 0) == 0) {
+      size_t end = line.find("==", 2);
+      line = end == std::string::npos ? line : line.substr(end + 2);
+    }
+    size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos) continue;
+    if (!out.empty()) out += "; ";
+    out += line.substr(first);
+  }
+  return out;
+}
+
 } // namespace
 
 Expected<CacheSimTotals> parse_cache_sim_output(std::string_view text) {
@@ -107,7 +126,7 @@ Expected<CacheSimRun> run_cache_simulation(const CacheSimRequest& rq, util::Proc
   if (!r.ok()) {
     std::string why = r.outcome == util::Outcome::Exited && r.exit_code == 3 ? "the kernel returned an error under valgrind"
                                                                              : "the driver failed under valgrind (" + r.describe() + ")";
-    return fail("{}: {}", why, r.output.substr(0, 500));
+    return fail("{}: {}", why, valgrind_summary(r.output).substr(0, 500));
   }
   TEMPER_TRY_ASSIGN(std::string text, util::read_file(out_file));
   TEMPER_TRY_ASSIGN(run.totals, parse_cache_sim_output(text));
