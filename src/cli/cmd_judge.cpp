@@ -65,6 +65,10 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     o.timing = *t;
   }
 
+  if (a.profile_cases.empty() && a.expect.empty() && (!a.with.empty() || !a.baseline_report.empty())) {
+    std::cerr << "temper: --with and --baseline-report apply to profiled cases: add --profile CASES or --expect\n";
+    return kExitUsage;
+  }
   if (!a.profile_cases.empty() || !a.expect.empty()) {
     auto p = parse_profile_args(a);
     auto ids = a.profile_cases.empty() ? Expected<std::vector<int64_t>>{} : parse_case_list(a.profile_cases);
