@@ -171,6 +171,11 @@ Expected<proto::LoadCommand> load_command(const WorkerOptions& options, const Sh
 
 } // namespace
 
+Expected<std::string> encoded_load_command(const WorkerOptions& options, const SharedArena& arena) {
+  TEMPER_TRY_ASSIGN(proto::LoadCommand c, load_command(options, arena));
+  return proto::encode(c);
+}
+
 struct Worker::Impl {
   pid_t pid = -1;
   bool reaped = false;

@@ -42,6 +42,10 @@ enum class CallOutcome {
 
 std::string_view call_outcome_name(CallOutcome o);
 
+// The LOAD frame a worker would get for these options and arena, for tools that call the kernel
+// outside a worker (temper-profile-driver under valgrind).
+Expected<std::string> encoded_load_command(const WorkerOptions& options, const SharedArena& arena);
+
 struct CallResult {
   CallOutcome outcome = CallOutcome::HarnessError;
   int kernel_status = 0;       // the kernel's return value

@@ -1,5 +1,6 @@
 #include "cli/case_list.h"
 #include "cli/commands.h"
+#include "cli/profile_flags.h"
 #include "cli/timing_flags.h"
 #include "judge/judge.h"
 #include "judge/report.h"
@@ -19,7 +20,7 @@ namespace temper::cli {
 namespace {
 
 // The timing flags are TimingArgs (cli/timing_flags.h), shared with probe.
-struct JudgeArgs : TimingArgs {
+struct JudgeArgs : TimingArgs, ProfileArgs {
   std::string task;
   std::string candidate;
   std::string cases;
@@ -33,6 +34,7 @@ struct JudgeArgs : TimingArgs {
   int trials = 0;
   bool quiet = false;
   std::string store;
+  std::string profile_cases; // --profile
 };
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
@@ -81,6 +83,27 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     }
   }
 
+  if (a.profile_cases.empty() && a.expect.empty() && (!a.with.empty() || !a.baseline_report.empty())) {
+    std::cerr << "temper: --with and --baseline-report apply to profiled cases: add --profile CASES or --expect\n";
+    return kExitUsage;
+  }
+  if (!a.profile_cases.empty() || !a.expect.empty()) {
+    auto p = parse_profile_args(a);
+    auto ids = a.profile_cases.empty() ? Expected<std::vector<int64_t>>{} : parse_case_list(a.profile_cases);
+    if (!p || !ids) {
+      std::cerr << "temper: " << (!p ? p.error().message : "--profile: " + ids.error().message) << "\n";
+      return kExitUsage;
+    }
+    judge::profile::ProfilePhaseOptions po;
+    po.case_ids = *ids;
+    po.cachegrind = p->cachegrind;
+    po.calls = a.calls;
+    po.expectations = p->expectations;
+    po.baseline = p->baseline;
+    if (!a.baseline_report.empty()) po.baseline_source = "baseline report " + a.baseline_report;
+    o.profile = po;
+  }
+
   auto report = judge::run_judge(o, util::default_process_runner());
   if (!report) {
     std::cerr << "temper: error: " << report.error().message << "\n";
@@ -95,7 +118,13 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     }
     std::cout << "report: " << a.json << "\n";
   }
-  return report->all_passed() ? kExitOk : kExitFailed;
+  // An expectation that failed or could not be verified is something that did not pass.
+  bool expectations_met = true;
+  for (const auto& c : report->cases) {
+    if (c.profile)
+      for (const auto& e : c.profile->expectations) expectations_met = expectations_met && e.passed();
+  }
+  return report->all_passed() && expectations_met ? kExitOk : kExitFailed;
 }
 
 } // namespace
@@ -118,6 +147,8 @@ void register_judge_command(CLI::App& app, Action& action) {
   add_timing_options(cmd, *args);
   cmd->add_option("--store", args->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)")
       ->group("Timing against a reference");
+  cmd->add_option("--profile", args->profile_cases, "Profile these judged cases (e.g. 1,5) and add a metrics block per case to the report");
+  add_profile_options(cmd, *args);
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd, false); }; });
 
   auto cal = std::make_shared<JudgeArgs>();

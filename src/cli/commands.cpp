@@ -10,6 +10,7 @@ void register_all(CLI::App& app, Action& action) {
   register_probe_command(app, action);
   register_seal_command(app, action);
   register_ref_commands(app, action);
+  register_profile_command(app, action);
 }
 
 } // namespace temper::cli

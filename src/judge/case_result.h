@@ -4,6 +4,7 @@
 
 #include "core/task.h"
 #include "core/tolerance.h"
+#include "judge/profile/case_profile.h"
 #include "judge/status.h"
 #include "judge/timing.h"
 
@@ -64,6 +65,9 @@ struct CaseResult {
 
   // Paired timing against the reference, when one was given and the case passed.
   std::optional<CaseTimingSummary> timing;
+
+  // Metrics and mechanism expectations (judge --profile / --expect), for the cases profiled.
+  std::optional<profile::CaseProfile> profile;
 
   double kernel_seconds = 0; // median over trials
   double wall_seconds = 0;   // judge time spent on this case

@@ -332,6 +332,30 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     progress.finish();
   }
 
+  // 5. Metrics and mechanism expectations (judge/profile/profile_phase.h), cases one at a time.
+  if (opt.profile) {
+    profile::ProfilePhaseInput pin;
+    pin.task = &task;
+    pin.cases = cases;
+    auto target = [&](const build::CompileResult& b, const build::CompileRequest& rq) {
+      return profile::ProfileTarget{b.artifact, b.seconds, rq, opt.compiler};
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+      size_t k = specialized ? i : 0;
+      pin.candidates.push_back(target(*builds[k], reqs[k]));
+      if (opt.timing) {
+        size_t rk = reference_specialized ? i : 0;
+        pin.references.push_back(target(ref_builds[rk], reqs[candidate_builds + rk]));
+      }
+    }
+    pin.options.worker_exe = worker_exe;
+    pin.options.call_timeout = opt.call_timeout;
+    pin.options.memory_limit_bytes = opt.memory_limit_bytes;
+    pin.options.job_seed = job_seed;
+    TEMPER_TRY(profile::run_profile_phase(pin, *opt.profile, golden, report.cases, runner, progress));
+    progress.finish();
+  }
+
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
                                  opt.call_timeout,

@@ -6,6 +6,7 @@
 #include "build/compiler.h"
 #include "judge/case_result.h"
 #include "judge/seal.h"
+#include "judge/profile/profile_phase.h"
 #include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -51,6 +52,7 @@ struct JudgeOptions {
   std::string temper_version = "dev";
   std::optional<TimingOptions> timing;   // set: also time against the reference
   std::optional<SealedRef> sealed_candidate; // set: judge this sealed reference's artifacts instead of `candidate`
+  std::optional<profile::ProfilePhaseOptions> profile; // set: metrics and mechanism expectations
 };
 
 struct JudgeReport {

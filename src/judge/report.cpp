@@ -1,4 +1,5 @@
 #include "judge/report.h"
+#include "judge/profile/metrics_table.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -162,6 +163,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
   }
   j["trial_results"] = trials;
   if (c.timing) j["timing"] = timing_json(*c.timing);
+  if (c.profile) j["metrics"] = c.profile->to_json();
   if (!c.first_mismatches.empty()) {
     nlohmann::json m = nlohmann::json::array();
     for (const auto& fm : c.first_mismatches) {
@@ -247,6 +249,9 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
         out << fmt::format("    {}[{}]: got {}, expected {}\n", m.output, fmt::join(m.at.index, ", "), m.at.got, m.at.expected);
       }
     }
+  }
+  for (const auto& c : r.cases) {
+    if (c.profile) profile::print_expectations(*c.profile, c.case_id, out);
   }
   out << fmt::format("\n{} of {} cases passed ({:.1f} s)\n", passed, r.cases.size(), r.wall_seconds);
   if (timed) {
