@@ -1,6 +1,8 @@
 #include "cli/case_list.h"
 #include "cli/commands.h"
 #include "cli/timing_flags.h"
+#include "core/task_loader.h"
+#include "kb/store.h"
 #include "judge/judge.h"
 #include "judge/report.h"
 #include "util/fs.h"
@@ -31,6 +33,7 @@ struct JudgeArgs : TimingArgs {
   double timeout_s = 60;
   int trials = 0;
   bool quiet = false;
+  std::string kb; // knowledge base for roofline bounds; default kb::default_kb_root()
 };
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
@@ -61,6 +64,13 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
       return kExitUsage;
     }
     o.timing = *t;
+    // Certified peaks of this target give cases without an explicit hardware bound one from the
+    // task's cost model (CANN-Bench score, fraction of roofline).
+    if (auto task = core::load_task(a.task); task && task->config.cost) {
+      kb::KnowledgeBase base = kb::load_kb(a.kb.empty() ? kb::default_kb_root() : std::filesystem::path(a.kb));
+      judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
+      if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) o.timing->roofline = roof;
+    }
   }
 
   auto report = judge::run_judge(o, util::default_process_runner());
@@ -98,6 +108,8 @@ void register_judge_command(CLI::App& app, Action& action) {
   cmd->add_option("--trials", args->trials, "Correctness trials per case (at least 3; default from temper.yaml)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
   add_timing_options(cmd, *args);
+  cmd->add_option("--kb", args->kb, "Knowledge base whose certified peaks bound each case (default: the repository's hw_kb/)")
+      ->group("Timing against a reference");
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd, false); }; });
 
   auto cal = std::make_shared<JudgeArgs>();

@@ -122,6 +122,9 @@ nlohmann::json timing_json(const CaseTimingSummary& t) {
           {"noise_threshold", t.delta},
           {"calibrated", t.calibrated},
           {"cann_bench_score", t.cann_bench_score ? nlohmann::json(*t.cann_bench_score) : nlohmann::json()},
+          {"hardware_bound_us", t.hardware_bound_us ? nlohmann::json(*t.hardware_bound_us) : nlohmann::json()},
+          {"hardware_bound_source", t.bound_source},
+          {"roofline_fraction", t.roofline_fraction ? nlohmann::json(*t.roofline_fraction) : nlohmann::json()},
           {"jobs", jobs}};
 }
 
