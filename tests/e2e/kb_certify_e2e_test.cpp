@@ -75,3 +75,37 @@ TEST(KbCertifyE2E, CheapEntryIsCertifiedWithEvidence) {
   EXPECT_EQ(ev["report_hash"].get<std::string>().size(), 32u);
   EXPECT_GE(ev["figures"]["lo"].get<double>(), 1.5) << ev.dump(2);
 }
+
+TEST(KbCertifyE2E, JudgeTakesTheCaseBoundFromCertifiedFigures) {
+  CliRun target = temper_cmd({"target", "--json"});
+  ASSERT_EQ(target.exit_code, 0) << target.output;
+  auto t = nlohmann::json::parse(target.output);
+  const std::string cls = t["target_class"], fingerprint = t["fingerprint"];
+
+  // A knowledge base with one certified bandwidth figure (20 GB/s, one thread) on this fingerprint.
+  util::TempDir dir;
+  const fs::path entry = dir.path() / "kb" / cls / "bw-triad-1t";
+  fs::create_directories(entry.parent_path());
+  fs::copy(kSource / "hw_kb" / "x86_64-zen5-avx512" / "bw-triad-1t", entry, fs::copy_options::recursive);
+  replace_in(entry / "entry.yaml", "target: x86_64-zen5-avx512", "target: " + cls);
+  std::string yaml = *util::read_file(entry / "entry.yaml");
+  yaml = yaml.substr(0, yaml.find("\nstatus:") + 1) + "status: certified\nevidence:\n- date: \"2026-12-02T00:00:00Z\"\n  fingerprint: \"" +
+         fingerprint + "\"\n  target: \"" + cls + "\"\n  outcome: certified\n  figures: {value: 20, lo: 19, hi: 21, unit: \"GB/s\"}\n" +
+         "  reason: \"test\"\n  report_hash: \"0\"\n";
+  ASSERT_TRUE(util::write_file_atomic(entry / "entry.yaml", yaml));
+
+  const fs::path json = dir.path() / "r.json";
+  CliRun r = temper_cmd({"judge", (kSource / "tasks/swi_glu").string(), (kSource / "tasks/swi_glu/reference.cpp").string(), "--reference",
+                         (kSource / "tasks/swi_glu/reference.cpp").string(), "--cases", "1", "--measure-jobs", "1", "--confirm-jobs", "0",
+                         "--cap", "1", "--kb", (dir.path() / "kb").string(), "--json", json.string(), "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto report = nlohmann::json::parse(*util::read_file(json));
+  const auto& timing = report["cases"][0]["timing"];
+  // Case 1: [1024, 2048] float16, cost bytes = in0.bytes * 3 / 2 = 6 MiB; at 20 GB/s: 314.6 us.
+  EXPECT_NEAR(timing["hardware_bound_us"].get<double>(), 1024.0 * 2048 * 2 * 1.5 / 20e9 * 1e6, 0.01) << timing.dump(2);
+  EXPECT_NE(timing["hardware_bound_source"].get<std::string>().find("roofline (memory-bound"), std::string::npos);
+  EXPECT_GT(timing["roofline_fraction"].get<double>(), 0);
+  EXPECT_TRUE(timing["cann_bench_score"].is_number()) << timing.dump(2);
+  EXPECT_DOUBLE_EQ(report["timing"]["roofline"]["bytes_per_s"].get<double>(), 20e9);
+  EXPECT_NE(r.output.find("% of roofline"), std::string::npos);
+}
