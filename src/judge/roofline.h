@@ -26,11 +26,12 @@ struct CaseBound {
   double seconds = 0;
   double bytes = 0;
   double flops = 0;
-  std::string limiter; // "memory" or "compute"
+  std::string limiter; // "memory" or "compute", plus ", flops unbounded" when a side had no figure
 };
 
-// The bound for one case, or an error saying why there is none (no cost model, no figure for the
-// side the model needs, an expression that does not evaluate).
+// The bound for one case, or an error saying why there is none (no cost model, no figure for
+// either side of the model, an expression that does not evaluate). A side whose figure is
+// missing is left out (limiter says "..., flops unbounded").
 Expected<CaseBound> roofline_bound(const core::Task& task, const core::Case& c, const Roofline& roofline);
 
 } // namespace temper::judge

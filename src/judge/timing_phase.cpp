@@ -88,7 +88,7 @@ std::optional<double> case_bound_us(const core::Task& task, const core::Case& c,
   if (!options.roofline) return std::nullopt;
   auto b = roofline_bound(task, c, *options.roofline);
   if (!b) return std::nullopt;
-  source = fmt::format("roofline ({}-bound; {})", b->limiter, options.roofline->source);
+  source = fmt::format("roofline (limiter: {}; {})", b->limiter, options.roofline->source);
   return b->seconds * 1e6;
 }
 

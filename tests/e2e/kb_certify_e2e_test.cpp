@@ -103,7 +103,7 @@ TEST(KbCertifyE2E, JudgeTakesTheCaseBoundFromCertifiedFigures) {
   const auto& timing = report["cases"][0]["timing"];
   // Case 1: [1024, 2048] float16, cost bytes = in0.bytes * 3 / 2 = 6 MiB; at 20 GB/s: 314.6 us.
   EXPECT_NEAR(timing["hardware_bound_us"].get<double>(), 1024.0 * 2048 * 2 * 1.5 / 20e9 * 1e6, 0.01) << timing.dump(2);
-  EXPECT_NE(timing["hardware_bound_source"].get<std::string>().find("roofline (memory-bound"), std::string::npos);
+  EXPECT_NE(timing["hardware_bound_source"].get<std::string>().find("roofline (limiter: memory"), std::string::npos);
   EXPECT_GT(timing["roofline_fraction"].get<double>(), 0);
   EXPECT_TRUE(timing["cann_bench_score"].is_number()) << timing.dump(2);
   EXPECT_DOUBLE_EQ(report["timing"]["roofline"]["bytes_per_s"].get<double>(), 20e9);

@@ -361,12 +361,17 @@ TEST(KbRoofline, BoundFromCostModelAndCertifiedFigures) {
   EXPECT_DOUBLE_EQ(b->flops, flops);
   EXPECT_DOUBLE_EQ(b->seconds, std::max(bytes / 25e9, flops / 100e9));
   EXPECT_EQ(b->limiter, "memory");
-  // Without a bandwidth figure there is no bound for a model that moves bytes.
+  // A side without a figure is left out: still a lower bound, a looser one.
   judge::Roofline flops_only = one;
   flops_only.bytes_per_s = 0;
-  auto none = judge::roofline_bound(*task, *c, flops_only);
+  auto partial = judge::roofline_bound(*task, *c, flops_only);
+  ASSERT_TRUE(partial) << partial.error().message;
+  EXPECT_DOUBLE_EQ(partial->seconds, flops / 100e9);
+  EXPECT_EQ(partial->limiter, "compute, bytes unbounded");
+  // With no figure at all there is no bound, and the error says why.
+  auto none = judge::roofline_bound(*task, *c, judge::Roofline{});
   ASSERT_FALSE(none);
-  EXPECT_NE(none.error().message.find("bandwidth"), std::string::npos);
+  EXPECT_NE(none.error().message.find("no certified figure"), std::string::npos);
 }
 
 TEST(KbStore, ProposeFilesAValidEntryAndRejectsAnInvalidOne) {
