@@ -2,6 +2,8 @@
 #include "cli/commands.h"
 #include "cli/profile_flags.h"
 #include "cli/timing_flags.h"
+#include "core/task_loader.h"
+#include "kb/store.h"
 #include "judge/judge.h"
 #include "judge/report.h"
 #include "judge/seal.h"
@@ -35,6 +37,7 @@ struct JudgeArgs : TimingArgs, ProfileArgs {
   bool quiet = false;
   std::string store;
   std::string profile_cases; // --profile
+  std::string kb; // knowledge base for roofline bounds; default kb::default_kb_root()
 };
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
@@ -80,6 +83,13 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
       if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); !c || c->count() == 0) o.compiler.program = sealed->compiler;
       o.timing->sealed = *sealed;
       if (calibrate) o.sealed_candidate = *sealed;
+    }
+    // Certified peaks of this target give cases without an explicit hardware bound one from the
+    // task's cost model (CANN-Bench score, fraction of roofline).
+    if (auto task = core::load_task(a.task); task && task->config.cost) {
+      kb::KnowledgeBase base = kb::load_kb(a.kb.empty() ? kb::default_kb_root() : std::filesystem::path(a.kb));
+      judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
+      if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) o.timing->roofline = roof;
     }
   }
 
@@ -149,6 +159,8 @@ void register_judge_command(CLI::App& app, Action& action) {
       ->group("Timing against a reference");
   cmd->add_option("--profile", args->profile_cases, "Profile these judged cases (e.g. 1,5) and add a metrics block per case to the report");
   add_profile_options(cmd, *args);
+  cmd->add_option("--kb", args->kb, "Knowledge base whose certified peaks bound each case (default: the repository's hw_kb/)")
+      ->group("Timing against a reference");
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd, false); }; });
 
   auto cal = std::make_shared<JudgeArgs>();

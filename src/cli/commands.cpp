@@ -11,6 +11,7 @@ void register_all(CLI::App& app, Action& action) {
   register_seal_command(app, action);
   register_ref_commands(app, action);
   register_profile_command(app, action);
+  register_kb_commands(app, action);
 }
 
 } // namespace temper::cli

@@ -25,6 +25,7 @@ void register_probe_command(CLI::App& app, Action& action);
 void register_seal_command(CLI::App& app, Action& action);
 void register_ref_commands(CLI::App& app, Action& action);
 void register_profile_command(CLI::App& app, Action& action);
+void register_kb_commands(CLI::App& app, Action& action);
 
 // Builds the whole app; used by main() and by tests.
 void register_all(CLI::App& app, Action& action);

@@ -7,6 +7,7 @@
 #include "judge/case_result.h"
 #include "judge/seal.h"
 #include "judge/profile/profile_phase.h"
+#include "judge/roofline.h"
 #include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -34,6 +35,9 @@ struct TimingOptions {
   double noise_floor = kDefaultNoiseFloor;
   bool use_calibration = true;               // use a stored A/A calibration for this protocol
   bool calibrate = false;                    // time the reference against itself and store the noise
+  // Certified peaks (from the knowledge base): a case without hardware_bound_us in temper.yaml
+  // gets its bound from the task's cost model, for the CANN-Bench score and "fraction of roofline".
+  std::optional<Roofline> roofline;
 };
 
 struct JudgeOptions {

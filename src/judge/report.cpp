@@ -123,6 +123,9 @@ nlohmann::json timing_json(const CaseTimingSummary& t) {
           {"noise_threshold", t.delta},
           {"calibrated", t.calibrated},
           {"cann_bench_score", t.cann_bench_score ? nlohmann::json(*t.cann_bench_score) : nlohmann::json()},
+          {"hardware_bound_us", t.hardware_bound_us ? nlohmann::json(*t.hardware_bound_us) : nlohmann::json()},
+          {"hardware_bound_source", t.bound_source},
+          {"roofline_fraction", t.roofline_fraction ? nlohmann::json(*t.roofline_fraction) : nlohmann::json()},
           {"jobs", jobs}};
 }
 
@@ -262,6 +265,13 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
     out << fmt::format("timing ({} tier, {}+{} jobs): geomean speedup {}{}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n",
                        t["tier"].get<std::string>(), t["measurement_jobs"].get<int>(), t["confirmation_jobs"].get<int>(), geo, ci,
                        v["FASTER"].get<int>(), v["SLOWER"].get<int>(), v["SAME"].get<int>(), v["AMBIGUOUS"].get<int>());
+    // Where a hardware bound is known: how close the candidate's median time comes to it.
+    for (const auto& c : r.cases) {
+      if (!c.timing || !c.timing->roofline_fraction || !c.timing->hardware_bound_us) continue;
+      out << fmt::format("case {}: {:.1f}% of roofline (bound {:.2f} us, {}){}\n", c.case_id, 100 * *c.timing->roofline_fraction,
+                         *c.timing->hardware_bound_us, c.timing->bound_source,
+                         c.timing->cann_bench_score ? fmt::format("; CANN-Bench score {:.3f}", *c.timing->cann_bench_score) : "");
+    }
   }
 }
 

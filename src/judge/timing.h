@@ -95,7 +95,10 @@ struct CaseTimingSummary {
   double speedup_hi = 0;
   double delta = kDefaultNoiseFloor;
   bool calibrated = false;              // delta came from a stored A/A calibration
-  std::optional<double> cann_bench_score; // when the task gives the case's hardware bound
+  std::optional<double> cann_bench_score; // when the case has a hardware bound
+  std::optional<double> hardware_bound_us; // temper.yaml's, else the roofline's from the cost model
+  std::string bound_source;                // "temper.yaml", or the roofline's source and limiter
+  std::optional<double> roofline_fraction; // bound / candidate median: 1 = at the hardware bound
 };
 
 // How many input sets a case's pool gets under the protocol's memory cap.

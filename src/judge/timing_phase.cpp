@@ -84,6 +84,21 @@ void apply_to_status(CaseResult& r, double cap_s) {
   }
 }
 
+// The case's hardware bound in microseconds: temper.yaml's hardware_bound_us, else the roofline
+// bound of the task's cost model under the certified peaks the caller passed.
+std::optional<double> case_bound_us(const core::Task& task, const core::Case& c, const TimingOptions& options,
+                                    std::string& source) {
+  if (auto it = task.config.hardware_bound_us.find(c.id); it != task.config.hardware_bound_us.end()) {
+    source = "temper.yaml";
+    return it->second;
+  }
+  if (!options.roofline) return std::nullopt;
+  auto b = roofline_bound(task, c, *options.roofline);
+  if (!b) return std::nullopt;
+  source = fmt::format("roofline (limiter: {}; {})", b->limiter, options.roofline->source);
+  return b->seconds * 1e6;
+}
+
 } // namespace
 
 TimingConfig make_timing_config(const TimingOptions& options, const core::Task& task,
@@ -176,10 +191,12 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
     summarize(*r.timing);
     if (r.status != CaseStatus::Passed || r.timing->jobs.empty()) continue;
     // CANN-Bench's per-case score with the reference as the baseline: 0.5 at parity, 1 at the
-    // hardware bound.
-    if (auto bound = task.config.hardware_bound_us.find(r.case_id); bound != task.config.hardware_bound_us.end()) {
+    // hardware bound (temper.yaml's, else the roofline's).
+    if (auto bound = case_bound_us(task, *in.cases[i], options, r.timing->bound_source)) {
       const auto& job = r.timing->jobs.front().result.paired;
-      if (auto score = cann_bench_score(job.reference.stats.median, job.candidate.stats.median, bound->second * 1e-6)) {
+      r.timing->hardware_bound_us = *bound;
+      if (job.candidate.stats.median > 0) r.timing->roofline_fraction = *bound * 1e-6 / job.candidate.stats.median;
+      if (auto score = cann_bench_score(job.reference.stats.median, job.candidate.stats.median, *bound * 1e-6)) {
         r.timing->cann_bench_score = *score;
         score_sum += *score;
         ++scored;
@@ -220,8 +237,10 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
       {"verdicts", {{"FASTER", agg.faster}, {"SLOWER", agg.slower}, {"SAME", agg.same}, {"AMBIGUOUS", agg.ambiguous}}},
       {"cann_bench_score", scored ? nlohmann::json(score_sum / scored) : nlohmann::json()},
       {"cann_bench_scored_cases", scored},
-      {"cann_bench_score_note", scored ? "mean of per-case scores (reference = baseline) over cases with hardware_bound_us"
-                                       : "no hardware lower bound for these cases: give hardware_bound_us in temper.yaml"},
+      {"cann_bench_score_note", scored ? "mean of per-case scores (reference = baseline) over cases with a hardware bound"
+                                       : "no hardware lower bound for these cases: give hardware_bound_us in temper.yaml, "
+                                         "or a cost model and certified peaks in the knowledge base"},
+      {"roofline", options.roofline ? options.roofline->to_json() : nlohmann::json()},
   };
   if (options.calibrate) report.timing_overall["calibration"] = "stored: " + cal_file.string();
   return {};

@@ -1,0 +1,98 @@
+#include "kb/judge_runner.h"
+
+#include "core/expr.h"
+#include "core/task_loader.h"
+#include "judge/judge.h"
+#include "judge/report.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+namespace temper::kb {
+
+namespace {
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+} // namespace
+
+Expected<ProbeOutcome> JudgeProbeRunner::run(const Entry& entry) {
+  const Probe& p = entry.probe;
+  if (p.kind == ProbeKind::Metric) {
+    return fail("entry {}: metric probes need the profiling module (metric registry and expectation evaluator), "
+                "which this build does not have yet",
+                entry.id);
+  }
+  const std::filesystem::path task_dir = entry.dir / p.task;
+  TEMPER_TRY_ASSIGN(core::Task task, core::load_task(task_dir));
+  const core::Case* c = task.find_case(p.case_id);
+  if (!c) return fail("entry {}: the probe task {} has no case {}", entry.id, task_dir.string(), p.case_id);
+
+  ProbeOutcome out;
+  if (p.kind == ProbeKind::Measure) {
+    TEMPER_TRY_ASSIGN(core::Expr work, core::parse_expr(p.figure.work));
+    auto v = work.eval(core::make_case_scope(task.op, *c));
+    if (!v) return fail("entry {}: probe.figure.work '{}' cannot be evaluated on case {}: {}", entry.id, p.figure.work, c->id, v.error().message);
+    out.work = *v;
+  }
+
+  judge::JudgeOptions o;
+  o.task_dir = task_dir;
+  o.candidate = entry.dir / (p.kind == ProbeKind::Paired ? p.b : p.kernel);
+  o.case_ids = {p.case_id};
+  if (!p.flags.empty()) o.compiler.flags = split_words(p.flags);
+  o.worker_exe = m_options.worker_exe.empty() ? judge::default_worker_exe() : m_options.worker_exe;
+  o.progress = m_options.progress;
+  o.temper_version = m_options.temper_version;
+  judge::TimingOptions t;
+  t.reference = entry.dir / (p.kind == ProbeKind::Paired ? p.a : p.kernel);
+  t.tier = "gate";
+  t.measure_jobs = p.jobs;
+  t.confirm_jobs = p.jobs;
+  t.protocol.cache_mode = p.cache;
+  t.protocol.rule.cap_s = p.cap_s;
+  // A calibration of another task's reference means nothing here; the probe's own range is the threshold.
+  t.use_calibration = false;
+  o.timing = t;
+
+  TEMPER_TRY_ASSIGN(judge::JudgeReport report, judge::run_judge(o, m_runner));
+  const std::string json = judge::report_to_json(report).dump(2) + "\n";
+  out.report_hash = util::hash_hex(json);
+  if (!m_options.reports_dir.empty()) {
+    TEMPER_TRY(util::write_file_atomic(m_options.reports_dir / fmt::format("{}-{}.json", entry.id, out.report_hash.substr(0, 12)), json));
+  }
+  if (report.cases.size() != 1) return fail("entry {}: the judge returned {} cases for the probe's one", entry.id, report.cases.size());
+  const judge::CaseResult& r = report.cases.front();
+  if (r.status != judge::CaseStatus::Passed || !r.timing) {
+    return fail("entry {}: the probe's kernel fails the judge on case {}: {}{}", entry.id, r.case_id, judge::status_name(r.status),
+                r.message.empty() ? "" : ": " + r.message);
+  }
+  out.merged_verdict = std::string(judge::verdict_name(r.timing->verdict));
+  out.verdict_confirmed = r.timing->confirmed;
+  for (const auto& job : r.timing->jobs) {
+    ProbeJob pj;
+    pj.confirmation = job.confirmation;
+    const auto& e = job.result.paired.estimate;
+    pj.speedup = e.speedup;
+    pj.speedup_lo = e.ci_determined ? e.speedup_lo : 0;
+    pj.speedup_hi = e.ci_determined ? e.speedup_hi : INFINITY;
+    pj.verdict = std::string(judge::verdict_name(job.result.verdict));
+    for (const auto* arm : {&job.result.paired.reference, &job.result.paired.candidate}) {
+      for (const auto& s : arm->samples) pj.seconds.push_back(s.kernel_seconds);
+    }
+    out.jobs.push_back(std::move(pj));
+  }
+  out.note = fmt::format("judge paired protocol, {} cache, {} measurement + {} confirmation job(s), cap {} s per arm", p.cache, p.jobs,
+                         p.jobs, p.cap_s);
+  return out;
+}
+
+} // namespace temper::kb

@@ -1,0 +1,33 @@
+// The production ProbeRunner: an entry's probe is judged by the judge itself. The probe's task
+// directory is an ordinary temper task; paired probes time b (candidate) against a (reference);
+// measure probes time the kernel against itself, so both arms are samples of the same
+// micro-kernel under the same cold- or warm-cache protocol. Correctness is checked first, as for
+// any kernel, so a micro-kernel the compiler hollowed out cannot produce a figure.
+#pragma once
+
+#include "kb/certify.h"
+#include "util/process.h"
+
+#include <filesystem>
+#include <string>
+
+namespace temper::kb {
+
+struct JudgeRunnerOptions {
+  std::filesystem::path worker_exe; // default: temper-worker beside the running binary
+  std::filesystem::path reports_dir; // where each probe's judge report is kept; empty: not kept
+  bool progress = true;
+  std::string temper_version = "dev";
+};
+
+class JudgeProbeRunner final : public ProbeRunner {
+public:
+  JudgeProbeRunner(JudgeRunnerOptions options, util::ProcessRunner& runner) : m_options(std::move(options)), m_runner(runner) {}
+  Expected<ProbeOutcome> run(const Entry& entry) override;
+
+private:
+  JudgeRunnerOptions m_options;
+  util::ProcessRunner& m_runner;
+};
+
+} // namespace temper::kb

@@ -1,0 +1,154 @@
+#include "kb/store.h"
+
+#include "core/task_loader.h"
+#include "util/fs.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+namespace temper::kb {
+
+namespace fs = std::filesystem;
+
+fs::path default_kb_root() {
+  if (const char* env = std::getenv("TEMPER_KB"); env && *env) return env;
+  std::error_code ec;
+  if (fs::is_directory("hw_kb", ec)) return fs::absolute("hw_kb");
+  return fs::path(TEMPER_SOURCE_DIR) / "hw_kb";
+}
+
+const Entry* KnowledgeBase::find(const std::string& id) const {
+  for (const auto& e : entries) {
+    if (e.id == id) return &e;
+  }
+  return nullptr;
+}
+
+Entry* KnowledgeBase::find(const std::string& id) {
+  return const_cast<Entry*>(static_cast<const KnowledgeBase&>(*this).find(id));
+}
+
+KnowledgeBase load_kb(const fs::path& root) {
+  KnowledgeBase kb;
+  kb.root = root;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return kb;
+  std::vector<fs::path> dirs;
+  for (const auto& target : fs::directory_iterator(root, ec)) {
+    if (!target.is_directory()) continue;
+    for (const auto& entry : fs::directory_iterator(target.path(), ec)) {
+      if (entry.is_directory() && fs::exists(entry.path() / "entry.yaml")) dirs.push_back(entry.path());
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  std::map<std::string, fs::path> seen;
+  for (const auto& d : dirs) {
+    EntryParse p = load_entry(d);
+    kb.problems.insert(kb.problems.end(), p.problems.begin(), p.problems.end());
+    if (!p.entry) continue;
+    if (auto it = seen.find(p.entry->id); it != seen.end()) {
+      kb.problems.push_back({p.entry->file().string(), 0,
+                             fmt::format("id '{}' is also used by {}: entry ids are unique across targets", p.entry->id, it->second.string())});
+      continue;
+    }
+    seen[p.entry->id] = d;
+    kb.entries.push_back(std::move(*p.entry));
+  }
+  return kb;
+}
+
+Expected<fs::path> propose_entry(const fs::path& root, const fs::path& dir) {
+  EntryParse p = load_entry(dir, false);
+  if (!p.entry) {
+    std::string text;
+    for (const auto& d : p.problems) text += (text.empty() ? "" : "\n") + d.to_string();
+    return fail("{}", text);
+  }
+  Entry e = *p.entry;
+  const fs::path dest = root / e.target / e.id;
+  std::error_code ec;
+  const bool in_place = fs::exists(dest, ec) && fs::equivalent(dest, dir, ec);
+  if (!in_place) {
+    if (fs::exists(dest, ec)) return fail("{} already exists: an entry with id '{}' is filed there", dest.string(), e.id);
+    KnowledgeBase kb = load_kb(root);
+    if (const Entry* other = kb.find(e.id)) return fail("id '{}' is already used by {}", e.id, other->dir.string());
+    fs::create_directories(dest.parent_path(), ec);
+    fs::copy(dir, dest, fs::copy_options::recursive, ec);
+    if (ec) return fail("cannot copy {} to {}: {}", dir.string(), dest.string(), ec.message());
+  }
+  e.dir = dest;
+  e.status = EntryStatus::Proposed;
+  e.evidence.clear();
+  TEMPER_TRY(write_status_and_evidence(e));
+  EntryParse check = load_entry(dest);
+  if (!check.entry) return fail("{} does not validate where it was filed: {}", dest.string(), check.problems.front().to_string());
+  return dest;
+}
+
+std::string export_markdown(const KnowledgeBase& kb, const std::string& target_class, const TargetFingerprint& here) {
+  std::string out = fmt::format("# Hardware knowledge: {}\n\n", target_class);
+  out += "Certified by temper's probes (`temper kb certify`): each claim below was confirmed on this target by the judge's\n"
+         "paired timing protocol, with the evidence shown. Use them; do not re-derive them.\n\n";
+  int stale = 0, shown = 0;
+  for (const auto& e : kb.entries) {
+    if (e.target != target_class || e.status != EntryStatus::Certified) continue;
+    if (e.effective_status(here.id()) == EntryStatus::Stale) {
+      ++stale;
+      continue;
+    }
+    const Evidence* ev = e.last_decisive();
+    out += fmt::format("## {} ({})\n\n", e.title, e.id);
+    out += fmt::format("- **Claim:** {}\n- **Mechanism:** {}\n- **In a kernel:** {}\n", e.claim, e.mechanism, e.usage);
+    if (ev) out += fmt::format("- **Evidence:** {} on {} (fingerprint {}): {}\n", ev->outcome, ev->date, ev->fingerprint, ev->reason);
+    if (!e.tags.empty()) out += fmt::format("- **Tags:** {}\n", fmt::join(e.tags, ", "));
+    out += "\n";
+    ++shown;
+  }
+  if (shown == 0) out += "No certified entries for this target yet.\n";
+  if (stale) out += fmt::format("\n({} certified entr{} left out: certified on another fingerprint, stale here.)\n", stale, stale == 1 ? "y" : "ies");
+  return out;
+}
+
+namespace {
+
+// The probe task's thread count (its temper.yaml), 1 when it cannot be read.
+int probe_threads(const Entry& e) {
+  auto task = core::load_task(e.dir / e.probe.task);
+  return task ? task->config.threads : 1;
+}
+
+} // namespace
+
+judge::Roofline roofline_from_kb(const KnowledgeBase& kb, const TargetFingerprint& here, int threads) {
+  judge::Roofline r;
+  std::vector<std::string> used_bw, used_fl;
+  std::string bw_id, fl_id;
+  for (const auto& e : kb.entries) {
+    if (e.target != here.target_class() || e.probe.kind != ProbeKind::Measure || e.probe.figure.roofline.empty()) continue;
+    if (e.effective_status(here.id()) != EntryStatus::Certified) continue;
+    const Evidence* ev = e.last_decisive();
+    if (!ev || !ev->figures.contains("value") || !ev->figures["value"].is_number()) continue;
+    const double value = ev->figures["value"].get<double>() * e.probe.figure.scale;
+    const int t = probe_threads(e);
+    if (e.probe.figure.roofline == "bytes_per_s") {
+      if (t <= threads && value > r.bytes_per_s) {
+        r.bytes_per_s = value;
+        bw_id = e.id;
+      }
+    } else {
+      const double scaled = value * std::min(threads, here.cores > 0 ? here.cores : threads) / std::max(1, t);
+      if (scaled > r.flops_per_s) {
+        r.flops_per_s = scaled;
+        fl_id = e.id;
+      }
+    }
+  }
+  r.source = fmt::format("hw_kb {}: bandwidth {}, flops {}", here.target_class(), bw_id.empty() ? "none" : bw_id, fl_id.empty() ? "none" : fl_id);
+  return r;
+}
+
+} // namespace temper::kb
