@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 
 namespace temper::agent::testing {
@@ -48,15 +50,36 @@ private:
 };
 
 struct TurnDirs {
-  util::TempDir root{"temper-agent-test"};
-  fs::path workspace = root.path() / "ws";
-  fs::path logs = root.path() / "logs";
-  fs::path secret = root.path() / "vault" / "reference.cpp";
-  TurnDirs() {
+  // Under /tmp by default; `outside_tmp` puts the tree in the build directory instead, for
+  // tests where the sandbox's private /tmp would hide what they look for.
+  explicit TurnDirs(bool outside_tmp = false) : m_root(make_root(outside_tmp)) {
     fs::create_directories(workspace);
     fs::create_directories(secret.parent_path());
     std::ofstream(secret) << "// sealed reference source\n";
   }
+  ~TurnDirs() {
+    std::error_code ec;
+    fs::remove_all(m_root, ec);
+  }
+  TurnDirs(const TurnDirs&) = delete;
+  TurnDirs& operator=(const TurnDirs&) = delete;
+
+private:
+  static fs::path make_root(bool outside_tmp) {
+    fs::path base = outside_tmp ? fs::path(TEMPER_BINARY_DIR) / "agent-test-tmp" : fs::temp_directory_path();
+    fs::create_directories(base);
+    std::string tmpl = (base / "temper-agent-test.XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    return tmpl;
+  }
+  fs::path m_root;
+
+public:
+  const fs::path& root() const { return m_root; }
+  fs::path workspace = m_root / "ws";
+  fs::path logs = m_root / "logs";
+  fs::path secret = m_root / "vault" / "reference.cpp";
+
   TurnRequest request(bool sandbox = true) const {
     TurnRequest r;
     r.workspace = workspace;

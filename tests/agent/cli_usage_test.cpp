@@ -9,7 +9,7 @@ TEST(CliUsage, ClaudeStreamJsonUsesTheLastResultLine) {
   std::string out =
       R"({"type":"system","subtype":"init","session_id":"s"})" "\n"
       R"({"type":"assistant","message":{"content":[{"type":"text","text":"hi"}]}})" "\n"
-      R"({"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (2)"],"total_cost_usd":0.02,"usage":{"input_tokens":10,"output_tokens":5}})" "\n";
+      R"J({"type":"result","subtype":"error_max_turns","is_error":true,"errors":["Reached maximum number of turns (2)"],"total_cost_usd":0.02,"usage":{"input_tokens":10,"output_tokens":5}})J" "\n";
   CliUsage u = parse_claude_output(out);
   EXPECT_TRUE(u.is_error);
   EXPECT_EQ(u.input_tokens, 10);

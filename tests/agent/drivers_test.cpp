@@ -44,7 +44,7 @@ TEST(CmdDriver, ReplacesPlaceholdersWithQuotedValues) {
 
 TEST(CmdDriver, RunsUnsandboxedWhenTheRequestSaysSo) {
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   auto request = dirs.request(/*sandbox=*/false);
   request.harness_socket = harness.socket();
   auto agent = make_agent("cmd:cat {brief} > brief-seen.txt; pwd > pwd.txt; harness status; echo to-stderr >&2; exit 3");
@@ -73,13 +73,13 @@ TEST(CmdDriver, BadRequestsAreErrors) {
   auto agent = make_agent("cmd:true");
   ASSERT_TRUE(agent);
   auto request = dirs.request(false);
-  request.workspace = dirs.root.path() / "missing";
+  request.workspace = dirs.root() / "missing";
   EXPECT_FALSE((*agent)->run_turn(request));
   request = dirs.request(false);
   request.log_dir.clear();
   EXPECT_FALSE((*agent)->run_turn(request));
   request = dirs.request(false);
-  request.harness_socket = dirs.root.path() / "no-server.sock";
+  request.harness_socket = dirs.root() / "no-server.sock";
   auto r = (*agent)->run_turn(request);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("does not exist"), std::string::npos);
@@ -99,10 +99,10 @@ TEST(AgentFactory, RejectsUnknownAndIncompleteSpecs) {
 
 TEST(ScriptDriver, ReplaysTurnsInOrderAndKeepsCountInTheStateDir) {
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   auto request = dirs.request(sandbox_works());
   request.harness_socket = harness.socket();
-  request.state_dir = dirs.root.path() / "state";
+  request.state_dir = dirs.root() / "state";
   std::string spec = "script:" + (kFixtures / "script-demo").string();
   {
     auto agent = make_agent(spec);
@@ -147,7 +147,7 @@ TEST(ScriptDriver, CountsInMemoryWithoutAStateDir) {
 TEST(ClaudeDriver, RunsTheCliAndReadsTokensAndCost) {
   FakeCliPath path;
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   auto agent = make_agent("claude:--model claude-test-model --max-turns 40");
   ASSERT_TRUE(agent) << agent.error().message;
   EXPECT_EQ((*agent)->name(), "claude");

@@ -23,7 +23,7 @@ temper::util::ProcessResult run_harness(const fs::path& cwd, const std::string& 
 
 TEST(HarnessCli, SendsEachOpAndPrintsTheMessage) {
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   fs::create_directories(dirs.workspace / "sub");
   auto probe = run_harness(dirs.workspace / "sub", harness.socket(),
                            {"probe", "../kernel.cpp", "--case", "4", "--grid", "TILE=16,32", "--grid", "U=2"});
@@ -56,7 +56,7 @@ TEST(HarnessCli, SendsEachOpAndPrintsTheMessage) {
 
 TEST(HarnessCli, UsageErrorsAndMissingOrchestratorExitWith2) {
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   EXPECT_EQ(run_harness(dirs.workspace, harness.socket(), {}).exit_code, 2);
   EXPECT_EQ(run_harness(dirs.workspace, harness.socket(), {"probe"}).exit_code, 2);
   EXPECT_EQ(run_harness(dirs.workspace, harness.socket(), {"submit", "a.cpp", "--case", "1"}).exit_code, 2);
@@ -67,7 +67,7 @@ TEST(HarnessCli, UsageErrorsAndMissingOrchestratorExitWith2) {
   auto unset = run_harness(dirs.workspace, "", {"status"});
   EXPECT_EQ(unset.exit_code, 2);
   EXPECT_NE(unset.output.find("TEMPER_HARNESS_SOCKET is unset"), std::string::npos);
-  auto gone = run_harness(dirs.workspace, (dirs.root.path() / "nobody.sock").string(), {"status"});
+  auto gone = run_harness(dirs.workspace, (dirs.root() / "nobody.sock").string(), {"status"});
   EXPECT_EQ(gone.exit_code, 2);
   EXPECT_NE(gone.output.find("unreachable"), std::string::npos);
   EXPECT_EQ(run_harness(dirs.workspace, harness.socket(), {"--help"}).exit_code, 0);

@@ -36,7 +36,7 @@ std::string raw_exchange(const fs::path& socket, const std::string& bytes, bool 
 
 TEST(HarnessServer, ServesRequestsInOrderOverARealSocket) {
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   for (int i = 0; i < 3; ++i) {
     HarnessRequest r;
     r.op = "probe";
@@ -62,7 +62,7 @@ TEST(HarnessServer, ServesRequestsInOrderOverARealSocket) {
 
 TEST(HarnessServer, AnswersGarbageWithAClearErrorAndKeepsServing) {
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   auto reply = [&](const std::string& bytes) {
     auto j = json::parse(raw_exchange(harness.socket(), bytes), nullptr, false);
     EXPECT_TRUE(j.is_object()) << bytes;
@@ -99,7 +99,7 @@ TEST(HarnessServer, AnswersGarbageWithAClearErrorAndKeepsServing) {
 
 TEST(HarnessServer, HandlerExceptionsBecomeErrorResponses) {
   TurnDirs dirs;
-  auto server = HarnessServer::start(dirs.root.path() / "h.sock", [](const HarnessRequest&) -> HarnessResponse {
+  auto server = HarnessServer::start(dirs.root() / "h.sock", [](const HarnessRequest&) -> HarnessResponse {
     throw std::runtime_error("judge exploded");
   });
   ASSERT_TRUE(server) << server.error().message;
@@ -113,7 +113,7 @@ TEST(HarnessServer, HandlerExceptionsBecomeErrorResponses) {
 
 TEST(HarnessServer, StopRemovesTheSocketEvenWithAnIdleClientConnected) {
   TurnDirs dirs;
-  fs::path sock = dirs.root.path() / "h.sock";
+  fs::path sock = dirs.root() / "h.sock";
   auto server = HarnessServer::start(sock, [](const HarnessRequest&) { return HarnessResponse{true, "ok", {}}; });
   ASSERT_TRUE(server);
   EXPECT_TRUE(fs::exists(sock));
@@ -136,7 +136,7 @@ TEST(HarnessServer, StopRemovesTheSocketEvenWithAnIdleClientConnected) {
 
 TEST(HarnessServer, ReplacesAStaleSocketButNotALiveOneOrAFile) {
   TurnDirs dirs;
-  fs::path sock = dirs.root.path() / "h.sock";
+  fs::path sock = dirs.root() / "h.sock";
   auto handler = [](const HarnessRequest&) { return HarnessResponse{true, "ok", {}}; };
   {
     // A socket file left by a server that died without cleaning up.
@@ -152,12 +152,12 @@ TEST(HarnessServer, ReplacesAStaleSocketButNotALiveOneOrAFile) {
   auto second = HarnessServer::start(sock, handler);
   ASSERT_FALSE(second);
   EXPECT_NE(second.error().message.find("in use"), std::string::npos);
-  fs::path file = dirs.root.path() / "plain";
+  fs::path file = dirs.root() / "plain";
   std::ofstream(file) << "x";
   auto third = HarnessServer::start(file, handler);
   ASSERT_FALSE(third);
   EXPECT_NE(third.error().message.find("not a socket"), std::string::npos);
-  auto long_path = HarnessServer::start(dirs.root.path() / std::string(120, 'x'), handler);
+  auto long_path = HarnessServer::start(dirs.root() / std::string(120, 'x'), handler);
   ASSERT_FALSE(long_path);
   EXPECT_NE(long_path.error().message.find("at most"), std::string::npos);
 }

@@ -30,7 +30,7 @@ TEST(AgentSandbox, HidesEverythingOutsideTheWorkspace) {
   std::string vault = dirs.secret.parent_path().string();
   auto r = run_cmd(dirs.request(),
                    "if [ -e " + secret + " ]; then echo visible; else echo absent; fi > see.txt;"
-                   " ls -A " + dirs.root.path().string() + " > siblings.txt;"
+                   " ls -A " + dirs.root().string() + " > siblings.txt;"
                    " if [ -e " + vault + " ]; then echo visible; else echo absent; fi > vault.txt;"
                    " cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' > net.txt;"
                    " echo $HOME > home.txt; cat BRIEF.md > brief-copy.txt");
@@ -45,8 +45,10 @@ TEST(AgentSandbox, HidesEverythingOutsideTheWorkspace) {
 
 TEST(AgentSandbox, CannotWriteOutsideTheWorkspace) {
   SKIP_WITHOUT_SANDBOX();
-  TurnDirs dirs;
-  fs::path escape = dirs.root.path() / "escape.txt";
+  // Not under /tmp: there the sandbox's private /tmp would take any write (harmlessly, checked
+  // below), and the test would not see the read-only root refuse it.
+  TurnDirs dirs(/*outside_tmp=*/true);
+  fs::path escape = dirs.root() / "escape.txt";
   auto r = run_cmd(dirs.request(),
                    "for p in " + escape.string() + " /usr/escape /etc/escape /escape " + dirs.secret.string() +
                        "; do (echo x > $p) 2>/dev/null && echo \"wrote $p\"; done > writes.txt;"
@@ -60,10 +62,19 @@ TEST(AgentSandbox, CannotWriteOutsideTheWorkspace) {
   EXPECT_EQ(temper::util::read_file(dirs.secret).value_or(""), "// sealed reference source\n");
 }
 
+TEST(AgentSandbox, WritesToTmpStayPrivate) {
+  SKIP_WITHOUT_SANDBOX();
+  TurnDirs dirs; // under /tmp
+  fs::path beside = dirs.root() / "beside.txt";
+  auto r = run_cmd(dirs.request(), "echo x > " + beside.string() + " && echo x > /tmp/private.txt");
+  EXPECT_EQ(r.exit_code, 0) << r.summary;
+  EXPECT_FALSE(fs::exists(beside));
+}
+
 TEST(AgentSandbox, ReachesTheHarnessSocketWithTheHarnessOnPath) {
   SKIP_WITHOUT_SANDBOX();
   TurnDirs dirs;
-  RecordingHarness harness(dirs.root.path() / "h.sock");
+  RecordingHarness harness(dirs.root() / "h.sock");
   auto request = dirs.request();
   request.harness_socket = harness.socket();
   auto r = run_cmd(request, "echo $TEMPER_HARNESS_SOCKET > sock.txt; echo 'int k;' > kernel.cpp;"
