@@ -166,6 +166,7 @@ std::string_view stop_reason_name(StopReason r) {
   switch (r) {
   case StopReason::CiTarget: return "ci_target";
   case StopReason::Cap: return "cap";
+  case StopReason::WallLimit: return "wall_limit";
   case StopReason::MaxSamples: return "max_samples";
   case StopReason::TooSlow: return "too_slow";
   case StopReason::ArmFailed: return "arm_failed";
@@ -226,10 +227,13 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
       const int still_needed = std::max(kMinRoundsForVerdict - r.rounds, 1);
       const double per_call = std::isfinite(a.cheapest_charge) ? a.cheapest_charge : 0;
       const double per_call_wall = std::isfinite(a.cheapest_wall) ? a.cheapest_wall : 0;
-      if (a.out.spent_seconds + still_needed * per_call > rule.cap_s ||
-          a.out.wall_seconds + still_needed * per_call_wall > rule.wall_limit_factor * rule.cap_s) {
+      const bool cap = a.out.spent_seconds + still_needed * per_call > rule.cap_s;
+      const bool wall = a.out.wall_seconds + still_needed * per_call_wall > rule.wall_limit_factor * rule.cap_s;
+      if (cap || wall) {
         stop = true;
-        r.stop_reason = r.rounds < kMinRoundsForVerdict ? StopReason::TooSlow : StopReason::Cap;
+        r.stop_reason = r.rounds < kMinRoundsForVerdict ? StopReason::TooSlow
+                        : cap                           ? StopReason::Cap
+                                                        : StopReason::WallLimit;
       }
     }
     if (stop) break;

@@ -114,9 +114,10 @@ enum class PairedStatus { Measured, TooSlow, ArmFailed };
 std::string_view paired_status_name(PairedStatus s); // MEASURED, TOO_SLOW, ARM_FAILED
 
 // ci_target: the interval reached the target width; cap: an arm's next call would pass cap_s;
-// max_samples: max_samples rounds without reaching the target; too_slow: fewer than 3 rounds
-// fit in the cap; arm_failed: an arm's call failed.
-enum class StopReason { CiTarget, Cap, MaxSamples, TooSlow, ArmFailed };
+// wall_limit: an arm's next call would pass wall_limit_factor * cap_s of wall time (a loaded
+// machine, with a CPU-time clock, or a costly harness); max_samples: max_samples rounds without
+// reaching the target; too_slow: fewer than 3 rounds fit; arm_failed: an arm's call failed.
+enum class StopReason { CiTarget, Cap, WallLimit, MaxSamples, TooSlow, ArmFailed };
 std::string_view stop_reason_name(StopReason r);
 
 struct RecordedSample {
