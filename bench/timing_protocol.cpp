@@ -25,6 +25,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -37,6 +38,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -60,8 +62,12 @@ struct Options {
   int aa = 200;             // paired A/A judgements
   int slower_jobs = 100;    // paired judgements of the 3%-slower candidate
   int control = 0;          // paired judgements of the slower source built with 0% slowdown
-  int pinned_aa = 0;        // paired A/A judgements with both arms pinned to pin_cpu
-  int pin_cpu = 1;
+  int variant_aa = 0;       // paired A/A judgements under the variant protocol (below)
+  int variant_slower = 0;   // paired 3%-slower judgements under the variant protocol
+  std::string variant_clock;  // the variant's clock (empty: the main protocol's)
+  std::string variant_cpus;   // the variant's CPU set: "all", or a list such as 1 (empty: the main's)
+  std::string clock;          // main protocol's clock (empty: the judge's default)
+  std::string cpus;           // main protocol's CPU set: "all", or a list (empty: the judge's default)
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -261,14 +267,15 @@ Expected<CommonResult> run_common(const core::Task& task, const core::Case& c, c
 
 // ---- Jobs -------------------------------------------------------------------------------
 
-enum class Kind { PairedAA, PairedSlower, PairedControl, PairedAAPinned, CommonAA, CommonSlower, OverheadAA };
+enum class Kind { PairedAA, PairedSlower, PairedControl, VariantAA, VariantSlower, CommonAA, CommonSlower, OverheadAA };
 
 const char* kind_name(Kind k) {
   switch (k) {
   case Kind::PairedAA: return "paired_aa";
   case Kind::PairedSlower: return "paired_slower";
   case Kind::PairedControl: return "paired_control";
-  case Kind::PairedAAPinned: return "paired_aa_pinned";
+  case Kind::VariantAA: return "variant_aa";
+  case Kind::VariantSlower: return "variant_slower";
   case Kind::CommonAA: return "common_aa";
   case Kind::CommonSlower: return "common_slower";
   case Kind::OverheadAA: return "overhead_aa";
@@ -290,7 +297,7 @@ struct PairedRecord {
 };
 
 struct Overhead { // per case and arm
-  std::vector<double> kernel, rt_gap, call_gap;
+  std::vector<double> kernel, rt_gap, call_gap, charged_gap, cpu_short;
 };
 
 int run(const Options& opt) {
@@ -349,10 +356,25 @@ int run(const Options& opt) {
   config.protocol.flags = compiler.flags;
   config.protocol.rule.cap_s = opt.cap_s;
   config.worker_exe = opt.worker;
+  // The judge's defaults (make_timing_config) unless overridden.
+  auto cpus_from = [&](const std::string& text, std::vector<int> fallback) -> std::vector<int> {
+    if (text.empty()) return fallback;
+    if (text == "all") return {};
+    std::vector<int> v;
+    std::stringstream in(text);
+    for (std::string x; std::getline(in, x, ',');) v.push_back(std::stoi(x));
+    return v;
+  };
+  config.protocol.cpus = cpus_from(opt.cpus, judge::default_timing_cpus(config.protocol.threads));
+  config.protocol.clock = opt.clock.empty() ? judge::default_timing_clock(config.protocol.threads) : opt.clock;
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
-  judge::TimingConfig pinned_config = config;
-  pinned_config.protocol.cpus = {opt.pin_cpu};
+  judge::TimingConfig variant_config = config;
+  variant_config.protocol.cpus = cpus_from(opt.variant_cpus, config.protocol.cpus);
+  if (!opt.variant_clock.empty()) variant_config.protocol.clock = opt.variant_clock;
+  std::cerr << fmt::format("protocol: clock {}, cpus [{}]; variant: clock {}, cpus [{}]\n", config.protocol.clock,
+                           fmt::join(config.protocol.cpus, ","), variant_config.protocol.clock,
+                           fmt::join(variant_config.protocol.cpus, ","));
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
   // shuffle of everything so every kind is spread over the whole run.
@@ -370,7 +392,8 @@ int run(const Options& opt) {
   add(Kind::PairedAA, opt.aa, opt.cases);
   add(Kind::PairedSlower, opt.slower_jobs, opt.cases);
   add(Kind::PairedControl, opt.control, opt.cases);
-  add(Kind::PairedAAPinned, opt.pinned_aa, opt.cases);
+  add(Kind::VariantAA, opt.variant_aa, opt.cases);
+  add(Kind::VariantSlower, opt.variant_slower, opt.cases);
   add(Kind::CommonAA, opt.common_aa, opt.cases);
   add(Kind::CommonSlower, opt.common_slower, opt.cases);
   if (!opt.overhead_cases.empty()) add(Kind::OverheadAA, opt.overhead_jobs * static_cast<int>(opt.overhead_cases.size()), opt.overhead_cases);
@@ -386,6 +409,7 @@ int run(const Options& opt) {
   std::map<std::pair<int64_t, std::string>, Overhead> overhead; // (case, arm)
   std::map<int64_t, std::map<Kind, std::vector<PairedRecord>>> per_case;
   std::vector<double> loads;
+  std::vector<int> gap_warnings; // per paired job: the candidate's gap count stood out
   const double l_start = load1();
   int done = 0, skipped = 0;
   for (const Job& job : jobs) {
@@ -416,10 +440,10 @@ int run(const Options& opt) {
       std::cerr << fmt::format("[{:4}/{}] {:14} case {:2}: diff {:+.2f}%  ({:.1f} s, load {:.2f})\n", done + 1, jobs.size(),
                                kind_name(job.kind), job.c->id, 100 * d, r->wall_seconds, l);
     } else {
-      const fs::path& cand = job.kind == Kind::PairedSlower ? slow_art : job.kind == Kind::PairedControl ? control_art : ref_art;
-      const judge::TimingConfig& cfg = job.kind == Kind::OverheadAA       ? overhead_config
-                                       : job.kind == Kind::PairedAAPinned ? pinned_config
-                                                                          : config;
+      const bool slower = job.kind == Kind::PairedSlower || job.kind == Kind::VariantSlower;
+      const fs::path& cand = slower ? slow_art : job.kind == Kind::PairedControl ? control_art : ref_art;
+      const bool variant = job.kind == Kind::VariantAA || job.kind == Kind::VariantSlower;
+      const judge::TimingConfig& cfg = job.kind == Kind::OverheadAA ? overhead_config : variant ? variant_config : config;
       auto t = judge::time_case(task, *job.c, ref_art, cand, golden, cfg, job.seed, std::nullopt, true);
       if (!t) {
         std::cerr << "timing_protocol: " << t.error().message << "\n";
@@ -435,9 +459,11 @@ int run(const Options& opt) {
         for (auto [arm, res] : {std::pair{"reference", &t->paired.reference}, std::pair{"candidate", &t->paired.candidate}}) {
           Overhead& o = overhead[{job.c->id, arm}];
           for (const auto& s : res->samples) {
-            o.kernel.push_back(s.kernel_seconds);
-            o.rt_gap.push_back(s.round_trip_seconds - s.kernel_seconds);
-            o.call_gap.push_back(s.call_seconds - s.kernel_seconds);
+            o.kernel.push_back(s.kernel_wall_seconds);
+            o.rt_gap.push_back(s.round_trip_seconds - s.kernel_wall_seconds);
+            o.call_gap.push_back(s.call_seconds - s.kernel_wall_seconds);
+            o.charged_gap.push_back(s.charged_seconds - s.kernel_wall_seconds);
+            o.cpu_short.push_back(s.kernel_wall_seconds - s.kernel_seconds);
           }
         }
       }
@@ -451,6 +477,10 @@ int run(const Options& opt) {
       line["ref_median_s"] = t->paired.reference.stats.median;
       line["cand_median_s"] = t->paired.candidate.stats.median;
       line["suspicious"] = t->paired.suspicious_samples;
+      line["gap_warning"] = judge::gap_excess(t->paired);
+      gap_warnings.push_back(judge::gap_excess(t->paired) ? 1 : 0);
+      line["ref_spent_s"] = t->paired.reference.spent_seconds;
+      line["ref_wall_s"] = t->paired.reference.wall_seconds;
       line["wall_s"] = t->paired.wall_seconds;
       if (opt.raw_samples) {
         std::vector<double> rk, ck;
@@ -459,9 +489,14 @@ int run(const Options& opt) {
           rk.push_back(x.kernel_seconds);
           ref_pos.push_back(x.position);
         }
+        std::vector<double> rw, cw;
         for (const auto& x : t->paired.candidate.samples) ck.push_back(x.kernel_seconds);
+        for (const auto& x : t->paired.reference.samples) rw.push_back(x.kernel_wall_seconds);
+        for (const auto& x : t->paired.candidate.samples) cw.push_back(x.kernel_wall_seconds);
         line["ref_kernel_s"] = rk;
         line["cand_kernel_s"] = ck;
+        line["ref_wall_kernel_s"] = rw;
+        line["cand_wall_kernel_s"] = cw;
         line["ref_position"] = ref_pos;
       }
       std::cerr << fmt::format("[{:4}/{}] {:14} case {:2}: {:9} speedup {:.4f} [{:.4f}, {:.4f}] {:3} rounds {}  ({:.1f} s, load {:.2f})\n",
@@ -548,14 +583,21 @@ int run(const Options& opt) {
   summary["paired_slower"] = paired_json(paired[Kind::PairedSlower], Verdict::Slower);
   summary["paired_slower"]["wall_s"] = quantiles_json(paired_wall[Kind::PairedSlower]);
   if (opt.control > 0) summary["paired_control"] = paired_json(paired[Kind::PairedControl], Verdict::Same);
-  if (opt.pinned_aa > 0) {
-    summary["paired_aa_pinned"] = paired_json(paired[Kind::PairedAAPinned], Verdict::Same);
-    summary["paired_aa_pinned"]["cpu"] = opt.pin_cpu;
+  if (opt.variant_aa > 0 || opt.variant_slower > 0) {
+    summary["variant_protocol"] = variant_config.protocol.to_json();
+    summary["variant_aa"] = paired_json(paired[Kind::VariantAA], Verdict::Same);
+    summary["variant_slower"] = paired_json(paired[Kind::VariantSlower], Verdict::Slower);
+  }
+  {
+    int warned = 0, jobs_n = 0;
+    for (int w : gap_warnings) warned += w, ++jobs_n;
+    summary["gap_warnings"] = proportion_json(warned, jobs_n);
   }
   if (!paired[Kind::OverheadAA].empty()) summary["overhead_aa"] = paired_json(paired[Kind::OverheadAA], Verdict::Same);
   for (auto& [id, kinds] : per_case) {
     for (auto& [k, v] : kinds) {
-      summary["per_case"][std::to_string(id)][kind_name(k)] = paired_json(v, k == Kind::PairedSlower ? Verdict::Slower : Verdict::Same);
+      const bool slower = k == Kind::PairedSlower || k == Kind::VariantSlower;
+      summary["per_case"][std::to_string(id)][kind_name(k)] = paired_json(v, slower ? Verdict::Slower : Verdict::Same);
     }
   }
   summary["common_aa"] = common_json(common_diff[Kind::CommonAA]);
@@ -571,7 +613,9 @@ int run(const Options& opt) {
         {"samples", o.kernel.size()},
         {"kernel_us", us(o.kernel)},
         {"round_trip_minus_kernel_us", us(o.rt_gap)},
-        {"sample_call_minus_kernel_us", us(o.call_gap)}};
+        {"sample_call_minus_kernel_us", us(o.call_gap)},
+        {"charged_minus_kernel_us", us(o.charged_gap)},
+        {"wall_minus_cpu_kernel_us", us(o.cpu_short)}};
   }
   const std::string text = summary.dump(1) + "\n";
   if (!opt.out.empty()) {
@@ -599,8 +643,12 @@ int main(int argc, char** argv) {
   app.add_option("--aa", opt.aa, "Paired A/A judgements")->capture_default_str();
   app.add_option("--slower-jobs", opt.slower_jobs, "Paired judgements of the 3%-slower candidate")->capture_default_str();
   app.add_option("--control", opt.control, "Paired judgements of the slower source built with 0% slowdown")->capture_default_str();
-  app.add_option("--pinned-aa", opt.pinned_aa, "Paired A/A judgements with both arms pinned to --pin-cpu")->capture_default_str();
-  app.add_option("--pin-cpu", opt.pin_cpu, "CPU for --pinned-aa")->capture_default_str();
+  app.add_option("--clock", opt.clock, "Paired: clock (monotonic, thread_cpu; default: the judge's)");
+  app.add_option("--cpus", opt.cpus, "Paired and common: CPU set, 'all' or e.g. 1 (default: the judge's)");
+  app.add_option("--variant-aa", opt.variant_aa, "Paired A/A judgements under the variant protocol")->capture_default_str();
+  app.add_option("--variant-slower", opt.variant_slower, "Paired 3%-slower judgements under the variant protocol")->capture_default_str();
+  app.add_option("--variant-clock", opt.variant_clock, "Variant: clock (default: the main protocol's)");
+  app.add_option("--variant-cpus", opt.variant_cpus, "Variant: CPU set, 'all' or a list (default: the main protocol's)");
   app.add_option("--common-aa", opt.common_aa, "Common-protocol runs, A/A")->capture_default_str();
   app.add_option("--common-slower", opt.common_slower, "Common-protocol runs, 3% slower")->capture_default_str();
   app.add_option("--common-warmup", opt.common_warmup, "Common protocol: warm-up calls per arm")->capture_default_str();

@@ -35,9 +35,10 @@
 
 namespace temper::backend::protocol {
 
-// 2: the sandbox (SANDBOX_VIOLATION, LOADED's description). A judge refuses a worker of another
-// version, so it can never drive a stale worker that does not sandbox itself.
-inline constexpr uint32_t kVersion = 2;
+// 2: the sandbox (SANDBOX_VIOLATION, LOADED's description). 3: DONE carries the calling thread's
+// CPU time too. A judge refuses a worker of another version, so it can never drive a stale
+// worker that does not sandbox itself.
+inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kMaxFrame = 16u << 20; // a bigger length means a corrupt stream
 inline constexpr int kCmdFd = 3;
 inline constexpr int kReplyFd = 4;
@@ -103,6 +104,9 @@ struct LoadFailedReply {
 struct DoneReply {
   int32_t status = 0;    // the kernel's return value
   int64_t kernel_ns = 0; // CLOCK_MONOTONIC around exactly the kernel call
+  // CLOCK_THREAD_CPUTIME_ID of the calling thread around the same call (just outside the
+  // monotonic reads): the kernel's time without the time other processes held its CPU.
+  int64_t cpu_ns = 0;
   std::string message;   // set_error text, empty if none
 };
 
@@ -312,6 +316,7 @@ inline std::string encode(const DoneReply& r) {
   Writer w(MsgType::Done);
   w.i32(r.status);
   w.i64(r.kernel_ns);
+  w.i64(r.cpu_ns);
   w.str(r.message);
   return w.finish();
 }
@@ -383,6 +388,7 @@ inline std::optional<DoneReply> decode_done(std::string_view payload) {
   DoneReply d;
   d.status = r.i32();
   d.kernel_ns = r.i64();
+  d.cpu_ns = r.i64();
   d.message = r.str();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return d;

@@ -638,6 +638,7 @@ CallResult Worker::run(int set) {
   CallResult r;
   r.kernel_status = done->status;
   r.kernel_seconds = static_cast<double>(done->kernel_ns) * 1e-9;
+  r.cpu_seconds = static_cast<double>(done->cpu_ns) * 1e-9;
   r.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
   if (done->status == 0) {
     r.outcome = CallOutcome::Ok;

@@ -53,6 +53,7 @@ struct CallResult {
   std::string violation;       // SandboxViolation: the forbidden call ("clone (a new process or
                                // namespace)"); empty when the worker could not name it
   double kernel_seconds = 0;   // measured by the worker around the call (monotonic clock)
+  double cpu_seconds = 0;      // the worker thread's CPU time around the same call
   double round_trip_seconds = 0; // measured by the judge around the command
 
   bool ok() const { return outcome == CallOutcome::Ok; }

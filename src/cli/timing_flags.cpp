@@ -45,6 +45,9 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   p.cache_mode = a.cache_mode;
   p.flush_bytes = static_cast<size_t>(a.flush_mb * 1024 * 1024);
   TEMPER_TRY_ASSIGN(p.cpus, parse_cpus(a.cpus));
+  if (!a.clock.empty() && a.clock != judge::kClockMonotonic && a.clock != judge::kClockThreadCpu)
+    return fail("--clock must be monotonic or thread_cpu, not '{}'", a.clock);
+  p.clock = a.clock;
   p.rule.cap_s = a.tier == "probe" ? std::min(a.cap_s, 3.0) : a.cap_s;
   p.rule.target_half_width = std::log1p(a.target_pct / 100.0);
   p.rule.min_samples = a.min_samples;
@@ -73,7 +76,8 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group);
   cmd->add_option("--cache", a.cache_mode, "cold (flush before every sample) or warm")->capture_default_str()->group(group);
   cmd->add_option("--flush-mb", a.flush_mb, "Cold-cache buffer in MiB (default: 2x the last-level cache)")->group(group);
-  cmd->add_option("--cpus", a.cpus, "CPU set for both arms, e.g. 0 or 0-1 (default: all)")->group(group);
+  cmd->add_option("--cpus", a.cpus, "CPU set for both arms and the judge while it measures, e.g. 1 or 0-1 (default: one-thread tasks on the last CPU, others on all)")->group(group);
+  cmd->add_option("--clock", a.clock, "monotonic (wall time) or thread_cpu (the worker thread's CPU time; one-thread tasks only) (default: thread_cpu for one-thread tasks)")->group(group);
   cmd->add_option("--noise-floor", a.noise_floor_pct, "Smallest difference in percent a verdict may call real")->capture_default_str()->group(group);
   cmd->add_flag("--no-calibration", a.no_calibration, "Ignore a stored A/A calibration")->group(group);
 }

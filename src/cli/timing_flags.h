@@ -26,6 +26,7 @@ struct TimingArgs {
   std::string cache_mode = "cold";
   double flush_mb = 0;
   std::string cpus;
+  std::string clock; // empty: the judge's default
   double noise_floor_pct = 1.0;
   bool no_calibration = false;
 };

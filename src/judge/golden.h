@@ -44,10 +44,20 @@ public:
   Expected<GoldenResult> outputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                  GoldenPrecision precision);
 
+  // Makes sure the golden outputs are in the cache without reading them back: a cache hit only
+  // checks that the bundle exists (outputs() reads it when the check needs it, and recomputes
+  // an unreadable one). The result has no outputs, only seconds and cache_hit.
+  Expected<GoldenResult> ensure(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                GoldenPrecision precision);
+
   double compile_seconds() const { return m_compile_seconds; }
 
 private:
   std::string key(const core::Case& c, const std::vector<core::HostTensor>& inputs, GoldenPrecision precision) const;
+  std::filesystem::path cached_path(const std::string& id) const;
+  // Runs the golden and caches its outputs; reads them back only when `read` is set.
+  Expected<GoldenResult> compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
+                                 const std::filesystem::path& cached, bool read);
 
   const core::Task& m_task;
   build::CompileCache& m_cache;

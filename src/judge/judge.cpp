@@ -260,7 +260,14 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   }
 
   // 2. Golden outputs of every trial of every case, before any candidate code is loaded. They
-  // land in the on-disk cache, which the checks below read back.
+  // land in the on-disk cache, which the checks below read back; cached ones are not read here
+  // (reading them twice cost a third of a warm run).
+  std::vector<GoldenOutput> output_names;
+  for (const auto& o : task.op.outputs) {
+    output_names.emplace_back();
+    output_names.back().name = o.name;
+  }
+  const bool low_precision = needs_low_precision(task, output_names);
   std::mutex err_mu;
   std::optional<Error> first_error;
   std::atomic<int> goldens_done{0};
@@ -269,13 +276,13 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     if (r.status != CaseStatus::Passed) return; // COMPILE_ERROR or REJECTED_CHEAT: nothing runs
     for (int t = 0; t < trials; ++t) {
       auto inputs = core::generate_inputs(task.op, *cases[i], job_seed, t);
-      auto g = golden.outputs(*cases[i], inputs, GoldenPrecision::Fp64);
+      auto g = golden.ensure(*cases[i], inputs, GoldenPrecision::Fp64);
       if (g) {
         r.golden_seconds += g->seconds;
         r.golden_cache_hits += g->cache_hit ? 1 : 0;
       }
-      if (g && needs_low_precision(task, g->outputs)) {
-        auto lp = golden.outputs(*cases[i], inputs, GoldenPrecision::LowPrecision);
+      if (g && low_precision) {
+        auto lp = golden.ensure(*cases[i], inputs, GoldenPrecision::LowPrecision);
         if (!lp) g = tl::unexpected(lp.error());
         else r.golden_seconds += lp->seconds;
       }

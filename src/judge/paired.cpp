@@ -19,6 +19,8 @@ StopRule sanitized(StopRule r) {
   r.warmup_min_calls = std::max(r.warmup_min_calls, 0);
   r.warmup_max_calls = std::max(r.warmup_max_calls, r.warmup_min_calls);
   if (!(r.cap_s > 0)) r.cap_s = 0; // NaN or negative: nothing fits, the result says TOO_SLOW
+  if (!(r.overhead_allowance_s >= 0)) r.overhead_allowance_s = 0;
+  if (!(r.wall_limit_factor >= 1)) r.wall_limit_factor = 1;
   return r;
 }
 
@@ -26,24 +28,44 @@ struct ArmState {
   TimedArm& arm;
   ArmResult& out;
   Arm which;
-  double fastest_call = kInf; // on the Clock; what the cap prediction assumes the next call takes
+  double cheapest_charge = kInf; // what the cap prediction assumes the next call costs
+  double cheapest_wall = kInf;   // the same on the wall limit
 };
 
 struct Call {
   TimedSample sample;
   double call_seconds = 0;
+  double kernel_wall_seconds = 0;
+  double charged_seconds = 0;
 };
 
-// One timed call; charges its Clock time to the arm whatever the outcome.
-Expected<Call> timed_call(ArmState& a, int set, util::Clock& clock) {
+double wall_kernel_time(const TimedSample& s) {
+  return s.kernel_wall_seconds ? *s.kernel_wall_seconds : s.kernel_seconds;
+}
+
+// One timed call. Charges the arm the kernel's measured time (the protocol's clock) plus at
+// most the allowance of what the call cost around it; a failed call is charged in full (it
+// ends the measurement anyway).
+Expected<Call> timed_call(ArmState& a, int set, util::Clock& clock, double allowance) {
   const double start = clock.now();
   Expected<TimedSample> s = a.arm.sample(set);
   const double spent = std::max(clock.now() - start, 0.0);
-  a.out.spent_seconds += spent;
-  a.fastest_call = std::min(a.fastest_call, spent);
+  double charged = spent;
+  double wall_kernel = 0;
+  if (s && s->ok) {
+    wall_kernel = wall_kernel_time(*s);
+    // A time outside [0, spent] (a lying or broken worker) cannot lower the charge below the
+    // allowance's bound.
+    const double k = std::isfinite(s->kernel_seconds) ? std::clamp(s->kernel_seconds, 0.0, spent) : spent;
+    charged = k + std::min(spent - k, allowance);
+  }
+  a.out.spent_seconds += charged;
+  a.out.wall_seconds += spent;
+  a.cheapest_charge = std::min(a.cheapest_charge, charged);
+  a.cheapest_wall = std::min(a.cheapest_wall, spent);
   if (!s) return fail("harness: {}", s.error().message);
   if (!s->ok) return fail("{}", s->message.empty() ? "the kernel call failed" : s->message);
-  return Call{std::move(*s), spent};
+  return Call{std::move(*s), spent, wall_kernel, charged};
 }
 
 void fail_arm(PairedResult& r, const ArmState& a, const Error& e) {
@@ -68,14 +90,17 @@ void cross_check_arms(PairedResult& r, const CrossCheck& check) {
   } else {
     std::vector<double> gaps;
     for (const RecordedSample& s : r.reference.samples)
-      if (check_sample(s.kernel_seconds, s.round_trip_seconds, check, kInf) == SampleFlag::None)
-        gaps.push_back(s.round_trip_seconds - s.kernel_seconds);
+      if (check_sample(s.kernel_wall_seconds, s.round_trip_seconds, check, kInf) == SampleFlag::None)
+        gaps.push_back(s.round_trip_seconds - s.kernel_wall_seconds);
     if (!gaps.empty()) overhead = median_of(gaps);
   }
   r.gap_overhead_s = overhead;
   for (ArmResult* a : {&r.reference, &r.candidate}) {
     for (RecordedSample& s : a->samples) {
-      s.flag = check_sample(s.kernel_seconds, s.round_trip_seconds, check, overhead);
+      s.flag = check_sample(s.kernel_wall_seconds, s.round_trip_seconds, check, overhead);
+      // The statistic's own clock must be sane too (a thread CPU time cannot be negative).
+      if (s.flag == SampleFlag::None && (!std::isfinite(s.kernel_seconds) || s.kernel_seconds < 0))
+        s.flag = SampleFlag::InvalidTime;
       switch (s.flag) {
       case SampleFlag::None: break;
       case SampleFlag::InvalidTime: ++a->invalid_time; break;
@@ -141,6 +166,7 @@ std::string_view stop_reason_name(StopReason r) {
   switch (r) {
   case StopReason::CiTarget: return "ci_target";
   case StopReason::Cap: return "cap";
+  case StopReason::WallLimit: return "wall_limit";
   case StopReason::MaxSamples: return "max_samples";
   case StopReason::TooSlow: return "too_slow";
   case StopReason::ArmFailed: return "arm_failed";
@@ -178,7 +204,7 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     for (int j = 0; j < 2; ++j) {
       ArmState& a = arms[(i + j) % 2];
       if (!needs_warmup(a)) continue;
-      auto c = timed_call(a, i % input_sets, clock);
+      auto c = timed_call(a, i % input_sets, clock, rule.overhead_allowance_s);
       ++a.out.warmup_calls;
       if (!c) {
         fail_arm(r, a, c.error());
@@ -199,10 +225,15 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     bool stop = false;
     for (const ArmState& a : arms) {
       const int still_needed = std::max(kMinRoundsForVerdict - r.rounds, 1);
-      const double per_call = std::isfinite(a.fastest_call) ? a.fastest_call : 0;
-      if (a.out.spent_seconds + still_needed * per_call > rule.cap_s) {
+      const double per_call = std::isfinite(a.cheapest_charge) ? a.cheapest_charge : 0;
+      const double per_call_wall = std::isfinite(a.cheapest_wall) ? a.cheapest_wall : 0;
+      const bool cap = a.out.spent_seconds + still_needed * per_call > rule.cap_s;
+      const bool wall = a.out.wall_seconds + still_needed * per_call_wall > rule.wall_limit_factor * rule.cap_s;
+      if (cap || wall) {
         stop = true;
-        r.stop_reason = r.rounds < kMinRoundsForVerdict ? StopReason::TooSlow : StopReason::Cap;
+        r.stop_reason = r.rounds < kMinRoundsForVerdict ? StopReason::TooSlow
+                        : cap                           ? StopReason::Cap
+                                                        : StopReason::WallLimit;
       }
     }
     if (stop) break;
@@ -213,7 +244,7 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     Call calls[2];
     for (int pos = 0; pos < 2; ++pos) {
       const int which = (pos == 0) == ref_first ? 0 : 1;
-      auto c = timed_call(arms[which], set, clock);
+      auto c = timed_call(arms[which], set, clock, rule.overhead_allowance_s);
       if (!c) {
         fail_arm(r, arms[which], c.error());
         return finish(); // the incomplete round is not recorded
@@ -228,6 +259,8 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
       s.kernel_seconds = calls[which].sample.kernel_seconds;
       s.round_trip_seconds = calls[which].sample.round_trip_seconds;
       s.call_seconds = calls[which].call_seconds;
+      s.kernel_wall_seconds = calls[which].kernel_wall_seconds;
+      s.charged_seconds = calls[which].charged_seconds;
       arms[which].out.samples.push_back(s);
       if (std::isfinite(s.kernel_seconds) && s.kernel_seconds > 0)
         kernel_total[which] += s.kernel_seconds;
@@ -254,6 +287,10 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   }
   if (r.stop_reason == StopReason::TooSlow) r.status = PairedStatus::TooSlow;
   return finish();
+}
+
+bool gap_excess(const PairedResult& r) {
+  return r.candidate.unexplained_gap > 2 * r.reference.unexplained_gap + 2;
 }
 
 Verdict paired_verdict(const PairedResult& r, double delta) {

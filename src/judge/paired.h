@@ -14,12 +14,17 @@
 // the interval's width and the amounts spent, never on where the estimate lies, so stopping
 // early does not steer the verdict.
 //
-// Budget. Before each round, each arm's next call is predicted to take as long as its fastest
-// call so far (warmup included). The measurement stops ("cap") when that call would take the
-// arm past cap_s, and refuses at once ("too_slow", status TooSlow) while fewer than 3 rounds are
-// recorded and the missing ones cannot fit: right after the warmup, an arm whose call takes more
-// than a third of what is left of the cap is refused without spending the cap. With a single
-// warmup call the prediction is that (possibly cold) call.
+// Budget. Each call is charged to its arm's cap as the kernel's measured time (kernel_seconds,
+// on the protocol's clock) plus at most overhead_allowance_s of what the call cost around it:
+// the harness's own per-sample work (restoring inputs, poisoning outputs, the cold-cache step,
+// rechecks) and, with a CPU-time clock, time other processes held the CPU buy no samples, so
+// they must not eat the cap; the wall limit below bounds them instead. Before each round, each arm's next call is predicted to cost its
+// cheapest charge so far (warmup included). The measurement stops ("cap") when that call would
+// take the arm past cap_s, or its wall time in sample() past wall_limit_factor * cap_s (which
+// bounds the harness's part), and refuses at once ("too_slow", status TooSlow) while fewer than
+// 3 rounds are recorded and the missing ones cannot fit: right after the warmup, an arm whose
+// call takes more than a third of what is left of the cap is refused without spending the cap.
+// With a single warmup call the prediction is that (possibly cold) call.
 #pragma once
 
 #include "judge/stats.h"
@@ -38,7 +43,10 @@ namespace temper::judge {
 // One timed call as the arm reports it. ok = false is the kernel's failure (its message says
 // why); an Error from sample() is the harness's. Either ends the measurement.
 struct TimedSample {
-  double kernel_seconds = 0;     // measured by the worker around the kernel call
+  double kernel_seconds = 0;     // measured by the worker around the kernel call, on the
+                                 // protocol's clock (monotonic, or the thread's CPU time)
+  std::optional<double> kernel_wall_seconds; // the same call on the monotonic clock, when
+                                 // kernel_seconds is not: what the cross-check uses
   double round_trip_seconds = 0; // measured by the judge around the command
   bool ok = true;
   std::string message;
@@ -58,7 +66,9 @@ struct StopRule {
   // time spans the same wall time; requiring both would send every large speedup to the cap.
   double min_time_s = 0.5;
   double target_half_width = std::log(1.005); // of the log-ratio interval: +-0.5%
-  double cap_s = 15;       // per arm, on the Clock, everything in its sample() calls incl. warmup
+  double cap_s = 15;       // per arm, charged as above (kernel time + bounded overhead), incl. warmup
+  double overhead_allowance_s = 1e-3; // per call, charged on top of the kernel's time at most
+  double wall_limit_factor = 4;       // an arm's wall time in sample() stops it at this * cap_s
   int max_samples = 1000;  // per arm; also satisfies min_time_s when reached
   double warmup_s = 0.025; // per arm, unrecorded
   int warmup_min_calls = 1;
@@ -79,8 +89,11 @@ Status validate_stop_rule(const StopRule& rule);
 //                     trace of work done before the timer starts or of a patched timer. The
 //                     overhead is `overhead_s` when calibrated, else the median gap of the
 //                     reference arm (the sealed reference is trusted and runs the same harness).
-// Flags are counted, not acted on: samples stay in the statistics (dropping one arm's sample
-// would break the pairing) and the judge decides what a count means.
+// Both use the kernel's wall time (TimedSample::kernel_wall_seconds when given). Flags are
+// counted, never acted on here: samples stay in the statistics (dropping one arm's sample would
+// break the pairing, and on a loaded machine the trusted reference is flagged too). The
+// reference's count is the machine's baseline; gap_excess() says when the candidate's count
+// stands out from it, which the judge reports as a warning, not a verdict.
 struct CrossCheck {
   double tolerance_s = 1e-6; // timer granularity between the worker's and the judge's clocks
   std::optional<double> overhead_s;
@@ -101,9 +114,10 @@ enum class PairedStatus { Measured, TooSlow, ArmFailed };
 std::string_view paired_status_name(PairedStatus s); // MEASURED, TOO_SLOW, ARM_FAILED
 
 // ci_target: the interval reached the target width; cap: an arm's next call would pass cap_s;
-// max_samples: max_samples rounds without reaching the target; too_slow: fewer than 3 rounds
-// fit in the cap; arm_failed: an arm's call failed.
-enum class StopReason { CiTarget, Cap, MaxSamples, TooSlow, ArmFailed };
+// wall_limit: an arm's next call would pass wall_limit_factor * cap_s of wall time (a loaded
+// machine, with a CPU-time clock, or a costly harness); max_samples: max_samples rounds without
+// reaching the target; too_slow: fewer than 3 rounds fit; arm_failed: an arm's call failed.
+enum class StopReason { CiTarget, Cap, WallLimit, MaxSamples, TooSlow, ArmFailed };
 std::string_view stop_reason_name(StopReason r);
 
 struct RecordedSample {
@@ -113,6 +127,8 @@ struct RecordedSample {
   double kernel_seconds = 0;
   double round_trip_seconds = 0;
   double call_seconds = 0; // on the Clock around sample()
+  double kernel_wall_seconds = 0; // = kernel_seconds when the protocol's clock is monotonic
+  double charged_seconds = 0;     // what the call cost the cap
   SampleFlag flag = SampleFlag::None;
 };
 
@@ -120,7 +136,8 @@ struct ArmResult {
   std::vector<RecordedSample> samples; // complete rounds only, in round order
   ArmStats stats;                      // of kernel_seconds
   int warmup_calls = 0;
-  double spent_seconds = 0;        // on the Clock in sample() calls, warmup included
+  double spent_seconds = 0;        // charged to the cap, warmup included
+  double wall_seconds = 0;         // on the Clock in sample() calls, warmup included
   double kernel_seconds_total = 0; // recorded samples
   int invalid_time = 0;
   int exceeds_round_trip = 0;
@@ -145,6 +162,10 @@ struct PairedResult {
 PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
                             const StopRule& rule, uint64_t seed, int input_sets,
                             const CrossCheck& cross_check = {});
+
+// Whether the candidate's UnexplainedGap count stands out from the reference's on the same
+// machine in the same job: more than twice the reference's count plus 2.
+bool gap_excess(const PairedResult& r);
 
 // The candidate's verdict at noise threshold delta; AMBIGUOUS unless the status is Measured.
 Verdict paired_verdict(const PairedResult& r, double delta);

@@ -81,6 +81,7 @@ nlohmann::json arm_json(const ArmResult& a) {
           {"rel_stdev", a.stats.rel_stdev},
           {"warmup_calls", a.warmup_calls},
           {"spent_seconds", a.spent_seconds},
+          {"wall_seconds", a.wall_seconds},
           {"flags", {{"invalid_time", a.invalid_time}, {"exceeds_round_trip", a.exceeds_round_trip}, {"unexplained_gap", a.unexplained_gap}}},
           {"samples", kernel}};
 }
@@ -113,6 +114,13 @@ nlohmann::json timing_json(const CaseTimingSummary& t) {
                         {"fingerprint_changes", r.fingerprint_changes},
                         {"wall_seconds", r.paired.wall_seconds}};
     if (!r.message.empty()) j["message"] = r.message;
+    // The round-trip cross-check never changes the statistics; a candidate whose unexplained
+    // gaps stand out from the reference's on the same machine is flagged for a human to look at.
+    if (gap_excess(r.paired)) {
+      j["warning"] = fmt::format("{} of the candidate's timed calls spent unexplained time outside its timer "
+                                 "(reference: {}): work done before the timer starts, or a patched timer?",
+                                 r.paired.candidate.unexplained_gap, r.paired.reference.unexplained_gap);
+    }
     jobs.push_back(j);
   }
   return {{"verdict", verdict_name(t.verdict)},

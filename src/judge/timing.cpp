@@ -18,6 +18,9 @@
 #include <map>
 #include <thread>
 
+#include <pthread.h>
+#include <sched.h>
+
 namespace temper::judge {
 
 namespace fs = std::filesystem;
@@ -29,6 +32,8 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"cpus", cpus},
           {"clock", clock},
           {"min_input_sets", min_input_sets},
+          {"overhead_allowance_s", rule.overhead_allowance_s},
+          {"wall_limit_factor", rule.wall_limit_factor},
           {"pool_cap_bytes", pool_cap_bytes},
           {"warmup_s", rule.warmup_s},
           {"min_samples", rule.min_samples},
@@ -54,6 +59,29 @@ std::optional<std::string> protocol_difference(const nlohmann::json& a, const nl
 size_t default_flush_bytes() {
   uint64_t llc = util::host_info().llc_bytes;
   return llc > 0 ? static_cast<size_t>(2 * llc) : size_t{256} << 20;
+}
+
+std::vector<int> default_timing_cpus(int threads) {
+  if (threads != 1) return {};
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  for (int cpu = CPU_SETSIZE - 1; cpu >= 0; --cpu)
+    if (CPU_ISSET(cpu, &set)) return {cpu};
+  return {};
+}
+
+std::string default_timing_clock(int threads) {
+  return std::string(threads == 1 ? kClockThreadCpu : kClockMonotonic);
+}
+
+Status validate_clock(const std::string& clock, int threads) {
+  if (clock == kClockMonotonic) return {};
+  if (clock == kClockThreadCpu) {
+    if (threads != 1) return fail("the thread_cpu clock times single-threaded kernels only (this task uses {} threads)", threads);
+    return {};
+  }
+  return fail("unknown clock '{}': use monotonic or thread_cpu", clock);
 }
 
 int input_set_count(const MeasurementProtocol& p, size_t bytes_per_set) {
@@ -88,8 +116,9 @@ struct SetData {
 // so they see the same values.
 class WorkerArm final : public TimedArm {
 public:
-  WorkerArm(const core::Task& task, const std::vector<SetData>& sets, backend::SharedArena arena, bool cold, bool verify)
-      : m_task(task), m_sets(sets), m_arena(std::move(arena)), m_cold(cold), m_verify(verify) {}
+  WorkerArm(const core::Task& task, const std::vector<SetData>& sets, backend::SharedArena arena, bool cold, bool verify,
+            bool cpu_clock)
+      : m_task(task), m_sets(sets), m_arena(std::move(arena)), m_cold(cold), m_verify(verify), m_cpu_clock(cpu_clock) {}
 
   Expected<backend::CallResult> start(const backend::WorkerOptions& options) {
     m_visits.assign(static_cast<size_t>(m_arena.layout().input_sets), 0);
@@ -100,6 +129,9 @@ public:
     return loaded;
   }
 
+  // Restore, then the cold-cache step, then the call: nothing touches memory between the flush
+  // and the timed call, and the judge's thread runs on the workers' CPU while it measures
+  // (ScopedAffinity), so the flush also evicts what the restore left in that core's caches.
   Expected<TimedSample> sample(int set) override {
     const int sets = m_arena.layout().input_sets;
     const int values = (set + m_visits[static_cast<size_t>(set)]++) % sets;
@@ -113,7 +145,8 @@ public:
     backend::CallResult r = m_worker->run(set);
     if (r.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", r.message);
     if (!r.ok()) return failed(r);
-    out.kernel_seconds = r.kernel_seconds;
+    out.kernel_seconds = m_cpu_clock ? r.cpu_seconds : r.kernel_seconds;
+    out.kernel_wall_seconds = r.kernel_seconds;
     out.round_trip_seconds = r.round_trip_seconds;
     if (m_verify) {
       if (std::string why = verify(values); !why.empty()) {
@@ -206,6 +239,7 @@ private:
   backend::SharedArena m_arena;
   bool m_cold;
   bool m_verify;
+  bool m_cpu_clock;
   std::unique_ptr<backend::Worker> m_worker;
   std::map<int, uint64_t> m_known;
   int m_rechecks = 0;
@@ -214,6 +248,29 @@ private:
   std::string m_cheat_reason;
   std::vector<int> m_visits; // per slot: samples taken there
   std::optional<backend::CallOutcome> m_failure;
+};
+
+// Runs the calling thread on `cpus` while alive, then restores its affinity. Best effort: a CPU
+// set the thread may not use leaves it where it was (the workers' own affinity is enforced).
+class ScopedAffinity {
+public:
+  explicit ScopedAffinity(const std::vector<int>& cpus) {
+    if (cpus.empty() || ::pthread_getaffinity_np(::pthread_self(), sizeof m_saved, &m_saved) != 0) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : cpus)
+      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+    m_active = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+  }
+  ~ScopedAffinity() {
+    if (m_active) ::pthread_setaffinity_np(::pthread_self(), sizeof m_saved, &m_saved);
+  }
+  ScopedAffinity(const ScopedAffinity&) = delete;
+  ScopedAffinity& operator=(const ScopedAffinity&) = delete;
+
+private:
+  cpu_set_t m_saved{};
+  bool m_active = false;
 };
 
 } // namespace
@@ -249,8 +306,11 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   TEMPER_TRY_ASSIGN(backend::SharedArena cand_arena, backend::SharedArena::create(layout));
 
   const bool cold = p.cache_mode == "cold";
-  WorkerArm ref(task, sets, std::move(ref_arena), cold, false);
-  WorkerArm cand(task, sets, std::move(cand_arena), cold, true);
+  const std::string clock = p.clock.empty() ? default_timing_clock(p.threads) : p.clock;
+  TEMPER_TRY(validate_clock(clock, p.threads));
+  const bool cpu_clock = clock == kClockThreadCpu;
+  WorkerArm ref(task, sets, std::move(ref_arena), cold, false, cpu_clock);
+  WorkerArm cand(task, sets, std::move(cand_arena), cold, true, cpu_clock);
 
   backend::WorkerOptions wo;
   wo.worker_exe = config.worker_exe;
@@ -293,9 +353,12 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     return out;
   }
 
-  util::SteadyClock clock;
-  out.paired = measure_paired(ref, cand, clock, p.rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
-                              config.cross_check);
+  util::SteadyClock steady;
+  {
+    ScopedAffinity pinned(p.cpus);
+    out.paired = measure_paired(ref, cand, steady, p.rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
+                                config.cross_check);
+  }
   out.rechecks = cand.rechecks();
   out.fingerprint_changes = cand.fingerprint_changes();
   out.behaviour_differs = cand.behaviour_differs();

@@ -26,8 +26,18 @@ struct MeasurementProtocol {
   std::string cache_mode = "cold"; // cold: write flush_bytes before every sample; warm: nothing
   size_t flush_bytes = 0;          // default: 2x the last-level cache, 256 MiB when unknown
   int threads = 1;
-  std::vector<int> cpus;           // empty: every CPU temper may use
-  std::string clock = "CLOCK_MONOTONIC around the call, in the worker";
+  // Both workers, and the judge's thread while it measures, run on these CPUs. Empty: the
+  // judge picks (make_timing_config): one CPU when threads == 1 (default_timing_cpus), else
+  // every CPU temper may use. On one CPU the arms see the same core's caches and the
+  // judge's restore of the inputs happens where the cold-cache step then evicts it.
+  std::vector<int> cpus;
+  // What kernel_seconds measures, in the worker around exactly the call:
+  //   monotonic   CLOCK_MONOTONIC: wall time, including time other processes held the CPU;
+  //   thread_cpu  CLOCK_THREAD_CPUTIME_ID: the calling thread's CPU time, without it
+  //               (single-threaded kernels only: other threads' time would be missed).
+  // Empty: the judge picks (make_timing_config): thread_cpu for one thread, else monotonic.
+  // The round-trip cross-check always uses the monotonic time; the cap charges this clock.
+  std::string clock;
   int min_input_sets = 4;
   size_t pool_cap_bytes = size_t{1} << 30; // per arm
   StopRule rule;
@@ -42,6 +52,17 @@ std::optional<std::string> protocol_difference(const nlohmann::json& a, const nl
 
 // The default flush size for this machine.
 size_t default_flush_bytes();
+
+// The default CPU set for a measurement with `threads` threads: for one thread, the last CPU
+// this process may run on (CPU 0 takes most interrupts on the machines we use); otherwise
+// empty (every CPU).
+std::vector<int> default_timing_cpus(int threads);
+
+// The clock names MeasurementProtocol::clock accepts, and the default for `threads`.
+inline constexpr std::string_view kClockMonotonic = "monotonic";
+inline constexpr std::string_view kClockThreadCpu = "thread_cpu";
+std::string default_timing_clock(int threads);
+Status validate_clock(const std::string& clock, int threads);
 
 struct TimingConfig {
   MeasurementProtocol protocol;

@@ -109,6 +109,8 @@ TimingConfig make_timing_config(const TimingOptions& options, const core::Task& 
   tc.protocol = options.protocol;
   tc.protocol.threads = task.config.threads;
   if (tc.protocol.flush_bytes == 0) tc.protocol.flush_bytes = default_flush_bytes();
+  if (tc.protocol.cpus.empty()) tc.protocol.cpus = default_timing_cpus(tc.protocol.threads);
+  if (tc.protocol.clock.empty()) tc.protocol.clock = default_timing_clock(tc.protocol.threads);
   tc.protocol.compiler = compiler_id.version;
   tc.protocol.flags = compiler.flags;
   tc.worker_exe = worker_exe;
@@ -146,7 +148,7 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
   for (size_t i = 0; i < in.cases.size(); ++i) {
     if (report.cases[i].status == CaseStatus::Passed) order.push_back(i);
   }
-  if (probe && order.size() > 1) order.resize(1);
+  if (probe && order.size() > 1) order.erase(order.begin() + 1, order.end()); // not resize: g++ 12 -O3 -Warray-bounds false positive
   for (size_t i : order) report.cases[i].timing.emplace();
 
   const int total_jobs = measure + confirm;

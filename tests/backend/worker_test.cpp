@@ -330,6 +330,10 @@ TEST(Worker, AddsAndRotatesInputSets) {
       EXPECT_EQ(r.kernel_status, 0);
       EXPECT_GT(r.kernel_seconds, 0);
       EXPECT_LE(r.kernel_seconds, r.round_trip_seconds);
+      // The thread's CPU time is read just outside the monotonic reads: never more than the
+      // wall time by more than those reads, and positive.
+      EXPECT_GT(r.cpu_seconds, 0);
+      EXPECT_LE(r.cpu_seconds, r.kernel_seconds + 1e-4);
       const float* out = f32(arena->output(0));
       for (int i : {0, 1, 500, 1023}) {
         EXPECT_EQ(out[i], set == 0 ? static_cast<float>(i) + 0.5f : static_cast<float>(-i) + 2.0f) << set << " " << i;

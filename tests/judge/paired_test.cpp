@@ -33,12 +33,14 @@ public:
   double reported_scale = 1; // reports kernel_seconds * this (a lying worker when > 1 or < 1)
   int fail_at_call = -1;     // this call (0-based, warmup included) fails
   bool fail_as_harness = false;
+  double harness = 0;        // time sample() spends outside the round trip (restore, flush)
+  double cpu_scale = 0;      // > 0: kernel_seconds is this * the wall time, given separately
 
   Expected<TimedSample> sample(int input_set) override {
     const int call = m_calls++;
     m_log.push_back({m_id, input_set});
     const double k = m_kernel(input_set, m_clock.now());
-    m_clock.advance(k + overhead);
+    m_clock.advance(k + overhead + harness);
     if (call == fail_at_call) {
       if (fail_as_harness) return fail("worker pipe closed");
       TimedSample s;
@@ -48,6 +50,10 @@ public:
     }
     TimedSample s;
     s.kernel_seconds = k * reported_scale;
+    if (cpu_scale > 0) {
+      s.kernel_wall_seconds = s.kernel_seconds;
+      s.kernel_seconds *= cpu_scale;
+    }
     s.round_trip_seconds = k + overhead;
     return s;
   }
@@ -290,6 +296,79 @@ TEST(Paired, KernelTimeFarBelowRoundTripIsFlagged) {
   EXPECT_EQ(r.reference.unexplained_gap, 0);
   EXPECT_EQ(r.suspicious_samples, r.rounds);
   EXPECT_EQ(sample_flag_name(r.candidate.samples[0].flag), "unexplained_gap");
+}
+
+TEST(Paired, HarnessWorkOutsideTheCallIsNotChargedToTheCap) {
+  // 5 ms kernels, 15 ms of restore/flush around each: the cap buys samples, not harness work.
+  StopRule rule = quick_rule();
+  rule.cap_s = 1;
+  rule.target_half_width = 1e-9; // never reached: stop at the cap
+  Bench b(noisy(5e-3, 0.2, 1), noisy(5e-3, 0.2, 2));
+  b.ref->harness = b.cand->harness = 15e-3;
+  PairedResult r = b.run(rule, 1);
+  EXPECT_EQ(r.stop_reason, StopReason::Cap);
+  // Charged per call: 5 ms + at most the 1 ms allowance of the 15.05 ms around the kernel:
+  // about 1 s / 6 ms rounds, not 1 s / 20 ms.
+  EXPECT_GT(r.rounds, 150);
+  EXPECT_LE(r.reference.spent_seconds, rule.cap_s + 0.05); // within one call's variation
+  for (const auto& s : r.reference.samples)
+    EXPECT_NEAR(s.charged_seconds, s.kernel_seconds + rule.overhead_allowance_s, 1e-12);
+  EXPECT_GT(r.reference.wall_seconds, 3 * r.reference.spent_seconds); // ~20 ms per ~6 ms charged
+
+  // Without an allowance the charge is the kernel's time alone.
+  rule.overhead_allowance_s = 0;
+  Bench b0(noisy(5e-3, 0.2, 1), noisy(5e-3, 0.2, 2));
+  PairedResult r0 = b0.run(rule, 1);
+  EXPECT_NEAR(r0.reference.samples[0].charged_seconds, r0.reference.samples[0].kernel_seconds, 1e-12);
+}
+
+TEST(Paired, TheWallLimitBoundsTheHarnessPart) {
+  // 1 ms kernels with 100 ms of harness work each: the cap alone would allow 500 rounds and
+  // 50 s of wall time; the wall limit (4 x the cap) stops it after about 2 s.
+  StopRule rule = quick_rule();
+  rule.cap_s = 1;
+  rule.target_half_width = 1e-9;
+  Bench b(noisy(1e-3, 0.2, 1), noisy(1e-3, 0.2, 2));
+  b.ref->harness = b.cand->harness = 0.1;
+  PairedResult r = b.run(rule, 1);
+  EXPECT_EQ(r.status, PairedStatus::Measured);
+  EXPECT_EQ(r.stop_reason, StopReason::WallLimit);
+  EXPECT_EQ(stop_reason_name(r.stop_reason), "wall_limit");
+  EXPECT_LE(r.reference.wall_seconds, rule.wall_limit_factor * rule.cap_s + 1e-9);
+  EXPECT_GT(r.reference.wall_seconds, rule.wall_limit_factor * rule.cap_s - 0.2);
+  EXPECT_LT(r.reference.spent_seconds, 0.1);
+}
+
+TEST(Paired, CpuClockStatisticsWithWallTimeChecks) {
+  // The statistic and the charge use kernel_seconds (a CPU time at 90% of the wall time
+  // here); the cross-check uses the wall time, so nothing is flagged.
+  Bench b(constant(10e-3), constant(10e-3));
+  b.ref->cpu_scale = b.cand->cpu_scale = 0.9;
+  PairedResult r = b.run(quick_rule(), 1);
+  EXPECT_EQ(r.suspicious_samples, 0);
+  EXPECT_NEAR(r.reference.stats.median, 9e-3, 1e-12);
+  EXPECT_NEAR(r.reference.samples[0].kernel_wall_seconds, 10e-3, 1e-12);
+  EXPECT_NEAR(r.reference.samples[0].charged_seconds, 9e-3 + 1e-3, 1e-12); // 1.05 ms around it, 1 ms charged
+}
+
+TEST(Paired, UnexplainedGapsWarnButKeepTheStatistics) {
+  // The candidate does 5 ms of work before its timer starts on every call: every sample is
+  // flagged, none is dropped, and gap_excess says so; the reference alone never warns.
+  Bench b(constant(10e-3), constant(10e-3));
+  b.cand->overhead = 5e-3;
+  PairedResult r = b.run(quick_rule(), 1);
+  EXPECT_EQ(r.candidate.unexplained_gap, r.rounds);
+  EXPECT_EQ(static_cast<int>(r.candidate.samples.size()), r.rounds);
+  EXPECT_EQ(r.estimate.n, r.rounds);
+  EXPECT_TRUE(gap_excess(r));
+
+  // A few flags on each arm (a loaded machine) do not warn.
+  PairedResult q;
+  q.reference.unexplained_gap = 10;
+  q.candidate.unexplained_gap = 22;
+  EXPECT_FALSE(gap_excess(q));
+  q.candidate.unexplained_gap = 23;
+  EXPECT_TRUE(gap_excess(q));
 }
 
 TEST(Paired, CheckSampleRules) {

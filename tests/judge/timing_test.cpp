@@ -1,0 +1,44 @@
+#include "judge/timing.h"
+
+#include <gtest/gtest.h>
+
+#include <sched.h>
+
+using namespace temper;
+using namespace temper::judge;
+
+TEST(TimingDefaults, OneThreadRunsOnOneAllowedCpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int> cpus = default_timing_cpus(1);
+  ASSERT_EQ(cpus.size(), 1u);
+  EXPECT_TRUE(CPU_ISSET(cpus[0], &set));
+  // The last allowed CPU.
+  for (int c = cpus[0] + 1; c < CPU_SETSIZE; ++c) EXPECT_FALSE(CPU_ISSET(c, &set)) << c;
+  EXPECT_TRUE(default_timing_cpus(2).empty()); // several threads: every CPU
+}
+
+TEST(TimingDefaults, ClockFollowsTheThreadCount) {
+  EXPECT_EQ(default_timing_clock(1), "thread_cpu");
+  EXPECT_EQ(default_timing_clock(4), "monotonic");
+  EXPECT_TRUE(validate_clock("monotonic", 4));
+  EXPECT_TRUE(validate_clock("thread_cpu", 1));
+  EXPECT_FALSE(validate_clock("thread_cpu", 2)); // other threads' time would be missed
+  EXPECT_FALSE(validate_clock("tsc", 1));
+}
+
+TEST(TimingProtocol, RecordsClockCpusAndTheCapCharge) {
+  MeasurementProtocol p;
+  p.cpus = {1};
+  p.clock = "thread_cpu";
+  nlohmann::json j = p.to_json();
+  EXPECT_EQ(j["clock"], "thread_cpu");
+  EXPECT_EQ(j["cpus"], nlohmann::json::array({1}));
+  EXPECT_EQ(j["overhead_allowance_s"], p.rule.overhead_allowance_s);
+  MeasurementProtocol q = p;
+  q.clock = "monotonic";
+  auto diff = protocol_difference(j, q.to_json());
+  ASSERT_TRUE(diff);
+  EXPECT_NE(diff->find("clock"), std::string::npos);
+}
