@@ -8,6 +8,7 @@ void register_all(CLI::App& app, Action& action) {
   register_task_commands(app, action);
   register_judge_command(app, action);
   register_probe_command(app, action);
+  register_campaign_commands(app, action);
 }
 
 } // namespace temper::cli

@@ -22,6 +22,7 @@ using Action = std::function<int()>;
 void register_task_commands(CLI::App& app, Action& action);
 void register_judge_command(CLI::App& app, Action& action);
 void register_probe_command(CLI::App& app, Action& action);
+void register_campaign_commands(CLI::App& app, Action& action); // run, resume, status
 
 // Builds the whole app; used by main() and by tests.
 void register_all(CLI::App& app, Action& action);

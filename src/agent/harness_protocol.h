@@ -1,0 +1,59 @@
+// The harness wire protocol: one JSON object per line over a unix stream socket, one request
+// and one response per connection. The client is the `harness` executable in an agent's
+// workspace; the server runs inside the orchestrator.
+#pragma once
+
+#include "util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace temper::agent {
+
+inline constexpr int kHarnessProtocolVersion = 1;
+
+// Student ops: "probe", "submit", "escalate", "status".
+// Teacher ops (black-box reference): "ref-time", "ref-profile", "ref-disasm", "status".
+struct HarnessRequest {
+  std::string op;
+  std::filesystem::path file;              // candidate file, relative to the workspace or absolute inside it
+  std::optional<int64_t> case_id;          // --case N
+  std::vector<std::string> grid;           // each "NAME=v1,v2,..."
+  std::string text;                        // escalate reason
+  nlohmann::json to_json() const;
+  static Expected<HarnessRequest> from_json(const nlohmann::json& j);
+};
+
+struct HarnessResponse {
+  bool ok = false;
+  std::string message;                     // human-readable summary the client prints
+  nlohmann::json body;                     // machine-readable details (report excerpt, verdicts)
+  nlohmann::json to_json() const;
+  static Expected<HarnessResponse> from_json(const nlohmann::json& j);
+};
+
+// Called on the server thread, one request at a time.
+using HarnessHandler = std::function<HarnessResponse(const HarnessRequest&)>;
+
+// Listens on `socket_path` until stopped or destroyed. Requests are served sequentially.
+class HarnessServer {
+ public:
+  static Expected<std::unique_ptr<HarnessServer>> start(const std::filesystem::path& socket_path,
+                                                        HarnessHandler handler);
+  virtual ~HarnessServer() = default;
+  virtual void stop() = 0;
+  virtual const std::filesystem::path& socket_path() const = 0;
+};
+
+// One request from a client (used by the `harness` executable and by built-in drivers).
+Expected<HarnessResponse> harness_call(const std::filesystem::path& socket_path,
+                                       const HarnessRequest& request);
+
+} // namespace temper::agent
