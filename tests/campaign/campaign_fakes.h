@@ -140,7 +140,8 @@ public:
     auto& q = script[round + "/" + milestone];
     if (q.empty()) return r; // nothing scripted: an idle turn
     const Turn turn = q.front();
-    for (const auto& a : turn) {
+    for (size_t k = 0; k < turn.size(); ++k) {
+      const Action& a = turn[k];
       agent::HarnessRequest hr;
       hr.op = a.op;
       if (!a.content.empty()) {
@@ -148,8 +149,15 @@ public:
         hr.file = "kernel.cpp";
       }
       hr.text = a.text;
-      auto resp = (*orchestrator)->handle_student(hr);
-      responses.push_back(resp.message);
+      try {
+        auto resp = (*orchestrator)->handle_student(hr);
+        responses.push_back(resp.message);
+      } catch (const Killed&) {
+        // The requests answered before the kill are done; the one in flight is retried, as a
+        // Student whose harness call failed would.
+        q.front().erase(q.front().begin(), q.front().begin() + static_cast<std::ptrdiff_t>(k));
+        throw;
+      }
     }
     q.pop_front();
     return r;
