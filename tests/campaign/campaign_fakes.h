@@ -33,7 +33,8 @@ struct Killed {
 inline fs::path source_dir() { return TEMPER_SOURCE_DIR; }
 
 // Candidate markers: "// fake: status=INCORRECT_NUMERICAL" fails every case; "// fake:
-// speedup=1.7" passes with that speedup (FASTER above 1.01, SLOWER below 0.99, else SAME).
+// speedup=1.7" passes, 1.7x faster than the task's reference (so 1.7 / 2.2 against a promoted
+// "speedup=2.2" reference); FASTER above 1.01, SLOWER below 0.99, else SAME.
 class FakeJudge final : public JudgeService {
 public:
   struct Call {
@@ -55,6 +56,11 @@ public:
     double speedup = 1.0;
     if (std::regex_search(*text, m, std::regex("fake: status=([A-Z_]+)"))) status = m[1];
     if (std::regex_search(*text, m, std::regex("fake: speedup=([0-9.]+)"))) speedup = std::stod(m[1]);
+    // Speedups are over the task's reference; a promoted reference carries its own marker.
+    if (!call.reference.empty()) {
+      auto ref = util::read_file(call.reference);
+      if (ref && std::regex_search(*ref, m, std::regex("fake: speedup=([0-9.]+)"))) speedup /= std::stod(m[1]);
+    }
     std::vector<int64_t> cases = call.cases.empty() ? std::vector<int64_t>{1, 2} : call.cases;
     if (call.tier == "probe") cases.resize(1);
     const bool timed = call.tier != "correctness" && status == "PASSED";
