@@ -25,7 +25,7 @@ std::optional<Phase> parse_phase(const std::string& name) {
 }
 
 json JudgeSettings::to_json() const {
-  return {{"cases", cases}, {"compiler", compiler}, {"flags", flags}, {"cap_s", cap_s},
+  return {{"cases", cases}, {"compiler", compiler}, {"flags", flags}, {"cap_s", cap_s}, {"cache_mode", cache_mode},
           {"measure_jobs", measure_jobs}, {"confirm_jobs", confirm_jobs}, {"min_samples", min_samples},
           {"min_time_s", min_time_s}, {"noise_floor", noise_floor}, {"cpus", cpus}, {"jobs", jobs},
           {"call_timeout_s", call_timeout_s}};
@@ -37,6 +37,7 @@ JudgeSettings JudgeSettings::from_json(const json& j) {
   s.compiler = j.value("compiler", s.compiler);
   s.flags = j.value("flags", s.flags);
   s.cap_s = j.value("cap_s", s.cap_s);
+  s.cache_mode = j.value("cache_mode", s.cache_mode);
   s.measure_jobs = j.value("measure_jobs", s.measure_jobs);
   s.confirm_jobs = j.value("confirm_jobs", s.confirm_jobs);
   s.min_samples = j.value("min_samples", s.min_samples);

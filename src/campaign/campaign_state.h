@@ -39,6 +39,7 @@ struct JudgeSettings {
   std::string compiler = "g++";
   std::vector<std::string> flags;  // empty: the compiler's defaults
   double cap_s = 15;
+  std::string cache_mode = "cold"; // cold | warm
   int measure_jobs = 3;
   int confirm_jobs = 3;
   int min_samples = 10;

@@ -139,6 +139,7 @@ judge::TimingOptions timing_options(const JudgeSettings& s, const JudgeCall& cal
   t.confirm_jobs = std::max(0, s.confirm_jobs);
   t.noise_floor = s.noise_floor;
   t.protocol.cpus = s.cpus;
+  t.protocol.cache_mode = s.cache_mode;
   t.protocol.rule.cap_s = cap;
   t.protocol.rule.min_samples = s.min_samples;
   t.protocol.rule.min_time_s = std::min(s.min_time_s, cap);
@@ -155,6 +156,7 @@ Expected<int> case_count(const JudgeCall& call) {
 
 Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
   judge::JudgeOptions o = base_options(m_settings, call, m_version);
+  o.worker_exe = m_worker_exe;
   JudgeOutcome out;
   if (call.tier != "correctness") {
     if (call.reference.empty()) return fail("a {} judgement needs a reference", call.tier);
@@ -189,6 +191,7 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(m_settings.call_timeout_s, call.time_limit_s) * 1000));
   o.progress = false;
   o.temper_version = m_version;
+  o.worker_exe = m_worker_exe;
   JudgeOutcome out;
   const double cap = std::min(m_settings.cap_s, 3.0);
   TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, static_cast<int>(variants.size()), 1, call.time_limit_s));

@@ -85,8 +85,11 @@ public:
   Expected<JudgeOutcome> judge(const JudgeCall& call) override;
   Expected<JudgeOutcome> probe_grid(const JudgeCall& call) override;
   Expected<std::string> disassemble(const JudgeCall& call) override;
+  // The temper-worker binary; default: beside the running executable, or $TEMPER_WORKER.
+  void set_worker_exe(std::filesystem::path exe) { m_worker_exe = std::move(exe); }
 
 private:
+  std::filesystem::path m_worker_exe;
   JudgeSettings m_settings;
   util::ProcessRunner& m_runner;
   std::string m_version;

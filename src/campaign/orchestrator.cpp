@@ -1,6 +1,7 @@
 #include "campaign/orchestrator.h"
 
 #include "campaign/stagnation.h"
+#include "build/compiler.h"
 #include "core/task_loader.h"
 #include "judge/common.h"
 #include "util/fs.h"
@@ -176,6 +177,8 @@ Expected<agent::TurnResult> Orchestrator::run_turn(agent::Role role, const std::
   req.time_limit = std::chrono::seconds(static_cast<int64_t>(m_file.config.budgets.turn_s));
   req.log_dir = m_dir / "logs" / fmt::format("turn-{:04}-{}", number, teacher ? "teacher" : "student");
   req.sandbox = m_file.config.sandbox;
+  // The kernel ABI headers, so an agent can compile its candidate locally before submitting.
+  req.readonly_paths = {build::temper_include_dir()};
   TEMPER_TRY(util::make_dirs(req.log_dir));
   std::unique_ptr<agent::HarnessServer> server;
   if (m_deps.start_harness) {

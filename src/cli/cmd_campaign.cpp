@@ -33,6 +33,7 @@ struct RunArgs {
   std::string compiler = "g++";
   std::string flags;
   double cap_s = 15;
+  std::string cache_mode = "cold";
   int measure_jobs = 3;
   int confirm_jobs = 3;
   int min_samples = 10;
@@ -147,6 +148,11 @@ int run_campaign(const RunArgs& a) {
   c.judge.compiler = a.compiler;
   c.judge.flags = split_flags(a.flags);
   c.judge.cap_s = a.cap_s;
+  if (a.cache_mode != "cold" && a.cache_mode != "warm") {
+    std::cerr << "temper: --cache must be cold or warm, not '" << a.cache_mode << "'\n";
+    return kExitUsage;
+  }
+  c.judge.cache_mode = a.cache_mode;
   c.judge.measure_jobs = a.measure_jobs;
   c.judge.confirm_jobs = a.confirm_jobs;
   c.judge.min_samples = a.min_samples;
@@ -217,6 +223,7 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_option("--compiler", a->compiler, "Compiler for candidates and references")->capture_default_str();
   run->add_option("--flags", a->flags, "Optimization flags (default: \"-O3 -march=native\")");
   run->add_option("--cap", a->cap_s, "Seconds of measurement per arm per case per timing job")->capture_default_str();
+  run->add_option("--cache", a->cache_mode, "cold (flush before every sample) or warm")->capture_default_str();
   run->add_option("--measure-jobs", a->measure_jobs, "Gate: measurement jobs")->capture_default_str();
   run->add_option("--confirm-jobs", a->confirm_jobs, "Gate: confirmation jobs")->capture_default_str();
   run->add_option("--min-samples", a->min_samples, "Samples per arm before stopping")->capture_default_str();

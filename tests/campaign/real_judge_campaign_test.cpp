@@ -24,6 +24,7 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   util::TempDir tmp("temper-campaign-real");
   json plan = test_plan("rows");
   plan["milestones"][1]["acceptance"]["performance"]["min_speedup"] = 0.01; // any measured speed
+  plan["milestones"][1]["acceptance"]["performance"]["cases"] = {13};       // the smallest case
   plan["milestones"].erase(2);
   const fs::path task = make_task(tmp.path(), {plan});
   const std::string good = *util::read_file(source_dir() / "tasks" / "swi_glu" / "reference.cpp");
@@ -32,13 +33,15 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   CampaignConfig c = test_config(task, 1);
   c.student = "scripted";
   c.judge.cases = {1};
-  c.judge.cap_s = 0.3;
+  c.judge.cap_s = 0.5;
+  c.judge.cache_mode = "warm";
   c.judge.measure_jobs = 1;
   c.judge.confirm_jobs = 1;
   c.judge.min_samples = 10;
   c.judge.min_time_s = 0.05;
   c.judge.jobs = 2;
   RealJudgeService judge(c.judge, util::default_process_runner());
+  judge.set_worker_exe(fs::path(TEMPER_BINARY_DIR) / "temper-worker");
 
   ScriptedStudent student;
   Orchestrator* current = nullptr;
@@ -67,7 +70,10 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   json gate = result(4);
   EXPECT_EQ(gate["status"], "accepted") << gate.dump(2);
   EXPECT_EQ(gate["tier"], "gate");
+  // Correctness on the campaign's case, then the gate on its own case.
+  EXPECT_EQ(gate["reports"], json({"report-correctness.json", "report.json"}));
   json report = json::parse(*util::read_file(r1 / "attempts" / "0004" / "report.json"));
+  EXPECT_EQ(report["cases"][0]["case_id"], 13);
   EXPECT_EQ(report["kind"], "temper.judge.report");
   EXPECT_EQ(report["timing"]["measurement_jobs"], 1);
   EXPECT_EQ(report["timing"]["confirmation_jobs"], 1);
@@ -81,7 +87,7 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   EXPECT_NE(util::read_file(r1 / "teacher" / "reference" / "disassembly.txt")->find("temper_kernel"), std::string::npos);
   auto t = (*o)->ledger().totals();
   ASSERT_TRUE(t.has_value());
-  EXPECT_EQ(t->judge_runs, 1 + 4);
+  EXPECT_EQ(t->judge_runs, 1 + 5);
   EXPECT_GT(t->confirmation_s, 0);
   EXPECT_GT(t->gate_s, 0);
   EXPECT_GT(t->probe_s, 0);
