@@ -29,6 +29,11 @@ struct TurnRequest {
   std::vector<std::filesystem::path> readonly_paths;  // extra paths visible read-only in the sandbox
   std::map<std::string, std::string> env;             // extra environment for the agent
   bool sandbox = true;                   // run under the filesystem sandbox (bubblewrap)
+  // Added by the agent branch (optional; the defaults work):
+  std::filesystem::path harness_executable;  // the `harness` client put in the workspace; empty:
+                                             // $TEMPER_HARNESS_BIN, else next to the running program, else PATH
+  std::filesystem::path state_dir;           // persists across this agent's turns, outside the workspace;
+                                             // the script driver keeps its turn counter there (empty: in memory)
 };
 
 struct TurnResult {

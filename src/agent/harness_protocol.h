@@ -52,6 +52,9 @@ class HarnessServer {
   virtual const std::filesystem::path& socket_path() const = 0;
 };
 
+// Checks one probe grid axis "NAME=v1,v2,...": NAME an identifier, no value empty.
+Status validate_grid_axis(const std::string& axis);
+
 // One request from a client (used by the `harness` executable and by built-in drivers).
 Expected<HarnessResponse> harness_call(const std::filesystem::path& socket_path,
                                        const HarnessRequest& request);

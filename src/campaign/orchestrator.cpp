@@ -179,6 +179,9 @@ Expected<agent::TurnResult> Orchestrator::run_turn(agent::Role role, const std::
   req.sandbox = m_file.config.sandbox;
   // The kernel ABI headers, so an agent can compile its candidate locally before submitting.
   req.readonly_paths = {build::temper_include_dir()};
+  // A driver's own memory across turns and resumes (the script driver's turn counter).
+  req.state_dir = m_dir / "agents" / (teacher ? "teacher" : "student");
+  TEMPER_TRY(util::make_dirs(req.state_dir));
   TEMPER_TRY(util::make_dirs(req.log_dir));
   std::unique_ptr<agent::HarnessServer> server;
   if (m_deps.start_harness) {
