@@ -1,0 +1,100 @@
+// `temper status CAMPAIGN`: read-only, from campaign.json, the round's plan and attempts, and
+// the ledger.
+#include "campaign/orchestrator.h"
+
+#include "util/fs.h"
+
+#include <fmt/format.h>
+
+namespace temper::campaign {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Expected<json> campaign_status(const fs::path& dir) {
+  TEMPER_TRY_ASSIGN(CampaignFile c, load_campaign(dir));
+  const CampaignState& s = c.state;
+  TEMPER_TRY_ASSIGN(Ledger ledger, Ledger::open(dir / "ledger.sqlite"));
+  TEMPER_TRY_ASSIGN(LedgerTotals t, ledger.totals());
+  const fs::path round_dir = dir / "rounds" / fmt::format("R{}", s.round);
+  json out = {{"schema_version", 1}, {"kind", "temper.campaign.status"}, {"task", c.config.task_name},
+              {"round", s.round}, {"rounds", c.config.rounds}, {"phase", phase_name(s.phase)},
+              {"reference", s.reference_id}, {"revisions_this_round", s.revisions}, {"accepted", s.accepted},
+              {"end_reason", s.end_reason}};
+  // Milestone and attempts of the current round.
+  int attempts = 0, submissions = 0;
+  double round_best = 0;
+  for (int n = 1; n < s.next_attempt; ++n) {
+    auto text = util::read_file(round_dir / "attempts" / fmt::format("{:04}", n) / "result.json");
+    if (!text) continue;
+    json r = json::parse(*text, nullptr, false);
+    if (r.is_discarded()) continue;
+    ++attempts;
+    submissions += r.value("op", "") == "submit";
+    if (r.value("gate_faster", false) && r["speedup"].is_number()) round_best = std::max(round_best, r["speedup"].get<double>());
+  }
+  out["attempts_this_round"] = attempts;
+  out["submissions_this_round"] = submissions;
+  if (auto plan_text = util::read_file(round_dir / "plan.json")) {
+    json plan = json::parse(*plan_text, nullptr, false);
+    if (!plan.is_discarded() && plan.contains("milestones") && s.milestone < static_cast<int>(plan["milestones"].size())) {
+      const json& m = plan["milestones"][static_cast<size_t>(s.milestone)];
+      out["milestone"] = {{"id", m.value("id", "")}, {"title", m.value("title", "")}, {"submissions", s.milestone_submissions},
+                          {"budget", m.value("budget", json())}};
+    }
+    if (!plan.is_discarded()) out["milestones"] = plan.value("milestones", json::array()).size();
+  }
+  // Best verified speedup over the starting reference: the promoted rounds chain, times this
+  // round's best confirmed FASTER gate.
+  double chain = 1;
+  json rounds = json::array();
+  for (const auto& r : s.rounds_done) {
+    if (r.promoted && r.speedup > 0) chain *= r.speedup;
+    rounds.push_back({{"round", r.round}, {"promoted", r.promoted}, {"reference_before", r.reference_before},
+                      {"reference_after", r.reference_after}, {"attempt", r.attempt}, {"speedup", r.speedup},
+                      {"end_reason", r.end_reason}, {"note", r.note}});
+  }
+  out["rounds_done"] = rounds;
+  const double best = chain * (round_best > 0 && s.phase != Phase::Done ? round_best : 1);
+  out["best_verified_speedup"] = best > 1 ? json(best) : json();
+  out["costs"] = {{"probe_s", t.probe_s}, {"gate_s", t.gate_s}, {"confirmation_s", t.confirmation_s}, {"compile_s", t.compile_s},
+                  {"agent_s", t.agent_s}, {"agent_cost_usd", t.agent_cost_usd}, {"tokens", t.tokens}};
+  out["counts"] = {{"compiles", t.compiles}, {"compile_cache_hits", t.compile_cache_hits}, {"judge_runs", t.judge_runs},
+                   {"agent_turns", t.agent_turns}, {"revisions", t.revisions}, {"promotions", t.promotions}};
+  const Budgets& b = c.config.budgets;
+  out["budget"] = {{"wall_s", b.wall_s}, {"elapsed_s", s.elapsed_s},
+                   {"wall_left_s", b.wall_s > 0 ? json(std::max(0.0, b.wall_s - s.elapsed_s)) : json()},
+                   {"cost_usd", b.cost_usd},
+                   {"cost_left_usd", b.cost_usd > 0 ? json(std::max(0.0, b.cost_usd - t.agent_cost_usd)) : json()},
+                   {"job_s", b.job_s}};
+  return out;
+}
+
+std::string format_status(const json& st) {
+  std::string s = fmt::format("campaign {}: round {} of {}, phase {}, reference {}\n", st.value("task", ""), st.value("round", 0),
+                              st.value("rounds", 0), st.value("phase", ""), st.value("reference", ""));
+  if (st.contains("milestone")) {
+    const json& m = st["milestone"];
+    s += fmt::format("milestone {} ({}): {} submission(s)\n", m.value("id", ""), m.value("title", ""), m.value("submissions", 0));
+  }
+  s += fmt::format("attempts this round: {} ({} submissions); revisions this round: {}\n", st.value("attempts_this_round", 0),
+                   st.value("submissions_this_round", 0), st.value("revisions_this_round", 0));
+  std::string accepted;
+  for (auto it = st["accepted"].begin(); it != st["accepted"].end(); ++it) accepted += fmt::format(" {}(#{})", it.key(), it.value().get<int>());
+  s += "accepted:" + (accepted.empty() ? std::string(" none") : accepted) + "\n";
+  s += "best verified speedup: " + (st["best_verified_speedup"].is_number() ? fmt::format("{:.3f}x over the starting reference", st["best_verified_speedup"].get<double>()) : std::string("none yet")) + "\n";
+  for (const auto& r : st.value("rounds_done", json::array())) s += fmt::format("round {}: {}\n", r.value("round", 0), r.value("note", ""));
+  const json& c = st["costs"];
+  s += fmt::format("costs: probe {:.1f} s, gate {:.1f} s, confirmation {:.1f} s, compile {:.1f} s, agent {:.1f} s (${:.2f}, {} tokens)\n",
+                   c.value("probe_s", 0.0), c.value("gate_s", 0.0), c.value("confirmation_s", 0.0), c.value("compile_s", 0.0),
+                   c.value("agent_s", 0.0), c.value("agent_cost_usd", 0.0), c.value("tokens", int64_t{0}));
+  const json& b = st["budget"];
+  s += fmt::format("budget: {:.0f} s elapsed{}{}; per-job limit {:.0f} s\n", b.value("elapsed_s", 0.0),
+                   b["wall_left_s"].is_number() ? fmt::format(", {:.0f} s left", b["wall_left_s"].get<double>()) : std::string(", no wall limit"),
+                   b["cost_left_usd"].is_number() ? fmt::format(", ${:.2f} agent cost left", b["cost_left_usd"].get<double>()) : std::string(""),
+                   b.value("job_s", 0.0));
+  if (!st.value("end_reason", "").empty()) s += "ended: " + st.value("end_reason", "") + "\n";
+  return s;
+}
+
+} // namespace temper::campaign

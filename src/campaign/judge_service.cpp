@@ -1,0 +1,261 @@
+#include "campaign/judge_service.h"
+
+#include "build/compile_cache.h"
+#include "core/task_loader.h"
+#include "judge/judge.h"
+#include "judge/probe.h"
+#include "judge/report.h"
+#include "util/fs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace temper::campaign {
+
+using nlohmann::json;
+
+namespace {
+
+double num(const json& j, const char* key, double dflt = 0) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : dflt;
+}
+
+} // namespace
+
+bool ReportSummary::gate_faster() const {
+  return tier == "gate" && confirmation_jobs > 0 && all_passed && timed && all_confirmed && slower == 0 &&
+         ambiguous == 0 && faster > 0 && speedup && *speedup > 1;
+}
+
+ReportSummary summarize_report(const json& report) {
+  ReportSummary s;
+  s.kind = report.value("kind", "");
+  const json& timing = report.contains("timing") ? report["timing"] : json();
+  if (s.kind == "temper.probe.report") {
+    const json& vs = report.value("variants", json::array());
+    s.cases = static_cast<int>(vs.size());
+    s.tier = "probe";
+    for (const auto& v : vs) {
+      const bool ok = v.value("status", "") == "PASSED";
+      s.passed += ok;
+      if (!ok && s.first_failure.empty()) s.first_failure = fmt::format("variant {}: {}: {}", v.value("label", ""), v.value("status", ""), v.value("message", ""));
+      s.compile_seconds += num(v.at("compile"), "seconds");
+      s.compile_cache_hit = s.compile_cache_hit && v.at("compile").value("cache_hit", false);
+      if (v.contains("timing") && v["timing"].is_object() && !s.speedup) {
+        s.timed = true;
+        s.speedup = num(v["timing"], "speedup", NAN);
+        s.best_variant = v.value("label", "");
+      }
+    }
+    s.all_passed = s.cases > 0 && s.passed == s.cases;
+    s.wall_seconds = num(report.value("summary", json::object()), "wall_seconds");
+    return s;
+  }
+  const json& cases = report.value("cases", json::array());
+  s.cases = static_cast<int>(cases.size());
+  bool any_miss = false;
+  double compile_sum = 0;
+  for (const auto& c : cases) {
+    const bool ok = c.value("status", "") == "PASSED";
+    s.passed += ok;
+    if (!ok && s.first_failure.empty()) {
+      s.first_failure = fmt::format("case {}: {}{}", c.value("case_id", int64_t{0}), c.value("status", ""),
+                                    c.contains("message") ? ": " + c["message"].get<std::string>() : "");
+    }
+    if (c.contains("compile")) {
+      any_miss = any_miss || !c["compile"].value("cache_hit", true);
+      compile_sum = std::max(compile_sum, num(c["compile"], "seconds"));
+    }
+    if (c.contains("timing")) {
+      for (const auto& job : c["timing"].value("jobs", json::array())) {
+        if (job.value("kind", "") == "confirmation") s.confirm_seconds += num(job, "wall_seconds");
+      }
+    }
+  }
+  s.all_passed = s.cases > 0 && s.passed == s.cases;
+  const json& summary = report.value("summary", json::object());
+  s.wall_seconds = num(summary, "wall_seconds");
+  s.compile_seconds = summary.contains("compile_seconds") ? num(summary, "compile_seconds") : compile_sum;
+  s.compile_cache_hit = !any_miss;
+  if (timing.is_object()) {
+    s.timed = timing.value("cases_timed", 0) > 0;
+    s.tier = timing.value("tier", "");
+    s.confirmation_jobs = timing.value("confirmation_jobs", 0);
+    if (timing.contains("geomean_speedup") && timing["geomean_speedup"].is_number()) s.speedup = timing["geomean_speedup"].get<double>();
+    const json& v = timing.value("verdicts", json::object());
+    s.faster = v.value("FASTER", 0);
+    s.slower = v.value("SLOWER", 0);
+    s.same = v.value("SAME", 0);
+    s.ambiguous = v.value("AMBIGUOUS", 0);
+    s.all_confirmed = s.timed;
+    for (const auto& c : cases) {
+      if (c.contains("timing") && !c["timing"].value("confirmed", false)) s.all_confirmed = false;
+    }
+  } else {
+    s.tier = "correctness";
+  }
+  return s;
+}
+
+Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limit_s) {
+  // Correctness, goldens, compiles and warm-up: a generous allowance per case.
+  const double allowance = 10.0 * std::max(1, cases) + 30.0;
+  const double arms = 2.0 * std::max(1, cases) * std::max(1, jobs);
+  const double room = limit_s - allowance;
+  if (room <= 0 || room / arms < 0.05) {
+    return fail("a timed run of {} case(s) x {} job(s) does not fit in the per-job limit of {:.0f} s: select fewer cases or raise --budget job=",
+                cases, jobs, limit_s);
+  }
+  return std::min(cap_s, room / arms);
+}
+
+namespace {
+
+judge::JudgeOptions base_options(const JudgeSettings& s, const JudgeCall& call, const std::string& version) {
+  judge::JudgeOptions o;
+  o.task_dir = call.task_dir;
+  o.candidate = call.candidate;
+  o.case_ids = call.cases;
+  o.compiler.program = s.compiler;
+  if (!s.flags.empty()) o.compiler.flags = s.flags;
+  o.jobs = s.jobs;
+  o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(s.call_timeout_s, call.time_limit_s) * 1000));
+  o.progress = false;
+  o.temper_version = version;
+  return o;
+}
+
+judge::TimingOptions timing_options(const JudgeSettings& s, const JudgeCall& call, double cap) {
+  judge::TimingOptions t;
+  t.reference = call.reference;
+  t.tier = call.tier == "probe" ? "probe" : "gate";
+  t.measure_jobs = std::max(1, s.measure_jobs);
+  t.confirm_jobs = std::max(0, s.confirm_jobs);
+  t.noise_floor = s.noise_floor;
+  t.protocol.cpus = s.cpus;
+  t.protocol.cache_mode = s.cache_mode;
+  t.protocol.rule.cap_s = cap;
+  t.protocol.rule.min_samples = s.min_samples;
+  t.protocol.rule.min_time_s = std::min(s.min_time_s, cap);
+  return t;
+}
+
+Expected<int> case_count(const JudgeCall& call) {
+  if (!call.cases.empty()) return static_cast<int>(call.cases.size());
+  TEMPER_TRY_ASSIGN(auto task, core::load_task(call.task_dir));
+  return static_cast<int>(task.cases.size());
+}
+
+} // namespace
+
+Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
+  judge::JudgeOptions o = base_options(m_settings, call, m_version);
+  o.worker_exe = m_worker_exe;
+  JudgeOutcome out;
+  if (call.tier != "correctness") {
+    if (call.reference.empty()) return fail("a {} judgement needs a reference", call.tier);
+    TEMPER_TRY_ASSIGN(int n, case_count(call));
+    const bool probe = call.tier == "probe";
+    const int jobs = probe ? 1 : std::max(1, m_settings.measure_jobs) + std::max(0, m_settings.confirm_jobs);
+    double cap = probe ? std::min(m_settings.cap_s, 3.0) : m_settings.cap_s;
+    TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, probe ? 1 : n, jobs, call.time_limit_s));
+    if (fitted < cap) out.note = fmt::format("cap per arm reduced from {:.2f} s to {:.2f} s to fit the per-job limit of {:.0f} s", cap, fitted, call.time_limit_s);
+    o.timing = timing_options(m_settings, call, fitted);
+  }
+  TEMPER_TRY_ASSIGN(auto report, judge::run_judge(o, m_runner));
+  out.report = judge::report_to_json(report);
+  if (!out.note.empty()) out.report["campaign_note"] = out.note;
+  return out;
+}
+
+Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
+  judge::ProbeOptions o;
+  o.task_dir = call.task_dir;
+  o.candidate = call.candidate;
+  if (call.cases.empty()) return fail("a probe needs a case");
+  o.case_id = call.cases.front();
+  for (const auto& g : call.grid) {
+    TEMPER_TRY_ASSIGN(auto axis, judge::parse_knob_axis(g));
+    o.grid.push_back(std::move(axis));
+  }
+  TEMPER_TRY_ASSIGN(auto variants, judge::expand_grid(o.grid));
+  o.compiler.program = m_settings.compiler;
+  if (!m_settings.flags.empty()) o.compiler.flags = m_settings.flags;
+  o.jobs = m_settings.jobs;
+  o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(m_settings.call_timeout_s, call.time_limit_s) * 1000));
+  o.progress = false;
+  o.temper_version = m_version;
+  o.worker_exe = m_worker_exe;
+  JudgeOutcome out;
+  const double cap = std::min(m_settings.cap_s, 3.0);
+  TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, static_cast<int>(variants.size()), 1, call.time_limit_s));
+  if (fitted < cap) out.note = fmt::format("cap per arm reduced to {:.2f} s to fit the per-job limit", fitted);
+  o.timing = timing_options(m_settings, call, fitted);
+  TEMPER_TRY_ASSIGN(auto report, judge::run_probe(o, m_runner));
+  out.report = judge::probe_report_to_json(report);
+  if (!out.note.empty()) out.report["campaign_note"] = out.note;
+  return out;
+}
+
+Expected<std::string> RealJudgeService::disassemble(const JudgeCall& call) {
+  const std::string objdump = util::find_program("objdump");
+  if (objdump.empty()) return std::string("unsupported: objdump not found on PATH\n");
+  build::CompilerSpec spec;
+  spec.program = m_settings.compiler;
+  if (!m_settings.flags.empty()) spec.flags = m_settings.flags;
+  build::CompileCache cache(util::cache_root() / "compile", spec, m_runner);
+  build::CompileRequest req;
+  req.source = call.candidate;
+  req.label = "reference";
+  TEMPER_TRY_ASSIGN(auto built, cache.compile(req));
+  if (!built.ok) return fail("the reference does not compile:\n{}", built.diagnostics);
+  util::Command cmd;
+  cmd.argv = {objdump, "-d", "--no-show-raw-insn", "-C", built.artifact.string()};
+  cmd.timeout = std::chrono::milliseconds(60'000);
+  auto r = m_runner.run(cmd);
+  if (!r.ok()) return fail("objdump failed ({})", r.describe());
+  // Summary: instructions per function, the vector share, call targets; then the body of
+  // temper_kernel (the exported entry point) up to a bound.
+  std::istringstream in(r.output);
+  std::string line, fn;
+  std::map<std::string, std::array<int, 4>> per_fn; // instructions, vector, calls, fp
+  std::map<std::string, int> call_targets;
+  std::vector<std::string> entry;
+  while (std::getline(in, line)) {
+    if (line.size() > 2 && line.back() == ':' && line.find('<') != std::string::npos) {
+      fn = line.substr(line.find('<') + 1);
+      fn = fn.substr(0, fn.rfind('>'));
+      continue;
+    }
+    if (fn.empty() || line.find(":\t") == std::string::npos) continue;
+    auto& counts = per_fn[fn];
+    counts[0]++;
+    if (line.find("%ymm") != std::string::npos || line.find("%zmm") != std::string::npos) counts[1]++;
+    if (line.find("\tcall") != std::string::npos) {
+      counts[2]++;
+      auto lt = line.find('<');
+      if (lt != std::string::npos) call_targets[line.substr(lt + 1, line.rfind('>') - lt - 1)]++;
+    }
+    if (line.find("%xmm") != std::string::npos) counts[3]++;
+    if (fn == "temper_kernel" && entry.size() < 400) entry.push_back(line);
+  }
+  std::string text = "# Reference disassembly summary (objdump -d of the compiled reference)\n\n";
+  text += fmt::format("{:<48} {:>8} {:>10} {:>8} {:>8}\n", "function", "instrs", "ymm/zmm", "xmm", "calls");
+  for (const auto& [name, c] : per_fn) {
+    if (c[0] == 0) continue;
+    text += fmt::format("{:<48} {:>8} {:>10} {:>8} {:>8}\n", name.substr(0, 48), c[0], c[1], c[3], c[2]);
+  }
+  text += "\ncall targets:\n";
+  for (const auto& [t, n] : call_targets) text += fmt::format("  {} x{}\n", t, n);
+  text += "\ntemper_kernel (first 400 instructions):\n";
+  for (const auto& l : entry) text += l + "\n";
+  return text;
+}
+
+} // namespace temper::campaign

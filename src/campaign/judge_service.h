@@ -1,0 +1,98 @@
+// The orchestrator's way to the judge: judge a candidate (correctness, probe or gate tier)
+// against a sealed reference, probe a knob grid, measure the reference as a black box. Behind an
+// interface so the campaign's state machine is tested with a scripted judge; RealJudgeService
+// calls the judge layer (run_judge, run_probe). Results are report JSON documents, the same the
+// CLI writes, summarized by summarize_report.
+#pragma once
+
+#include "campaign/campaign_state.h"
+#include "util/error.h"
+#include "util/process.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace temper::campaign {
+
+struct JudgeCall {
+  std::filesystem::path task_dir;
+  std::filesystem::path candidate;
+  std::filesystem::path reference;  // sealed reference source; empty: correctness only
+  std::string tier = "gate";        // correctness | probe | gate
+  std::vector<int64_t> cases;       // empty: every case of the task
+  std::vector<std::string> grid;    // probe only: "NAME=v1,v2"
+  double time_limit_s = 7200;       // the per-job limit the run must fit in
+};
+
+struct JudgeOutcome {
+  nlohmann::json report; // temper.judge.report or temper.probe.report
+  std::string note;      // how the run was shaped to fit the per-job limit, if it was
+};
+
+class JudgeService {
+public:
+  virtual ~JudgeService() = default;
+  // Errors are harness problems (bad task, reference that fails, a run that cannot fit in its
+  // limit); a candidate's failure is in the report.
+  virtual Expected<JudgeOutcome> judge(const JudgeCall& call) = 0;
+  // A knob grid on one case (call.cases[0]) against the reference.
+  virtual Expected<JudgeOutcome> probe_grid(const JudgeCall& call) = 0;
+  // The reference's disassembly summary (text), for the Teacher.
+  virtual Expected<std::string> disassemble(const JudgeCall& call) = 0;
+};
+
+// What the orchestrator needs from a report.
+struct ReportSummary {
+  std::string kind;
+  int cases = 0;
+  int passed = 0;
+  bool all_passed = false;
+  std::string first_failure;         // "case 5: INCORRECT_NUMERICAL: ..." when not all passed
+  bool timed = false;
+  std::string tier;
+  std::optional<double> speedup;     // geomean over timed cases (probe grid: the best variant)
+  int faster = 0, slower = 0, same = 0, ambiguous = 0;
+  bool all_confirmed = false;        // every timed case's verdict was confirmed
+  int confirmation_jobs = 0;
+  double wall_seconds = 0;
+  double compile_seconds = 0;
+  bool compile_cache_hit = true;
+  double confirm_seconds = 0;
+  std::string best_variant;          // probe grid
+
+  // The confirmed gate verdict FASTER that promotion asks for: a gate with confirmation jobs,
+  // every case passed, every timed case confirmed, none SLOWER or AMBIGUOUS, at least one
+  // FASTER, and a geomean speedup above 1.
+  bool gate_faster() const;
+};
+
+ReportSummary summarize_report(const nlohmann::json& report);
+
+// Shapes a timed run to fit `limit_s`: the per-arm cap shrinks so that cases x jobs x 2 arms x
+// cap plus a fixed allowance per case stays within the limit. Error when even a 0.05 s cap does
+// not fit. Returns the cap to use.
+Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limit_s);
+
+class RealJudgeService final : public JudgeService {
+public:
+  RealJudgeService(JudgeSettings settings, util::ProcessRunner& runner, std::string temper_version = "dev")
+      : m_settings(std::move(settings)), m_runner(runner), m_version(std::move(temper_version)) {}
+  Expected<JudgeOutcome> judge(const JudgeCall& call) override;
+  Expected<JudgeOutcome> probe_grid(const JudgeCall& call) override;
+  Expected<std::string> disassemble(const JudgeCall& call) override;
+  // The temper-worker binary; default: beside the running executable, or $TEMPER_WORKER.
+  void set_worker_exe(std::filesystem::path exe) { m_worker_exe = std::move(exe); }
+
+private:
+  std::filesystem::path m_worker_exe;
+  JudgeSettings m_settings;
+  util::ProcessRunner& m_runner;
+  std::string m_version;
+};
+
+} // namespace temper::campaign

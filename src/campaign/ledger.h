@@ -1,0 +1,117 @@
+// The campaign ledger: CAMPAIGN/ledger.sqlite records every compile, judge run, agent turn,
+// revision and promotion with its cost. Every row has a unique key, so replaying a step after a
+// crash (resume) inserts nothing twice; each insert is its own durable transaction.
+#pragma once
+
+#include "util/error.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace temper::campaign {
+
+struct CompileRow {
+  std::string key;
+  int round = 0;
+  int attempt = 0;      // 0 when not an attempt's build (reference measurements)
+  std::string label;
+  double seconds = 0;   // compile time; counted as cost only when not a cache hit
+  bool cache_hit = false;
+};
+
+// Categories of judge time: the op decides probe (exploration, the Teacher's reference
+// measurements too) or gate; confirmation jobs and compiles are split out of both.
+struct JudgeRunRow {
+  std::string key;
+  int round = 0;
+  std::string milestone;
+  int attempt = 0;
+  std::string op;             // probe | submit | ref-time | ref-disasm | ref-profile
+  std::string tier;           // correctness | probe | gate
+  int cases = 0;
+  double seconds = 0;         // wall time of the whole run
+  double compile_seconds = 0; // included in seconds
+  double confirm_seconds = 0; // included in seconds
+};
+
+struct AgentTurnRow {
+  std::string key;
+  int round = 0;
+  std::string role;     // teacher | student
+  std::string purpose;  // plan | revision | milestone id
+  std::string agent;
+  double seconds = 0;
+  std::optional<int64_t> input_tokens;
+  std::optional<int64_t> output_tokens;
+  std::optional<double> cost_usd;
+  int exit_code = 0;
+  bool timed_out = false;
+};
+
+struct RevisionRow {
+  std::string key;
+  int round = 0;
+  int number = 0;
+  std::string trigger;
+  std::string kind;
+  std::string from;
+  std::string reason;
+};
+
+struct PromotionRow {
+  std::string key;
+  int round = 0;
+  bool promoted = false;
+  int attempt = 0;
+  std::string reference_id; // the new reference when promoted
+  double speedup = 0;
+  std::string note;
+};
+
+struct LedgerTotals {
+  int compiles = 0;
+  int compile_cache_hits = 0;
+  int judge_runs = 0;
+  int agent_turns = 0;
+  int revisions = 0;
+  int promotions = 0; // rows with promoted = 1
+  // Seconds by category.
+  double probe_s = 0;        // probes and reference measurements, without compile and confirmation
+  double gate_s = 0;         // submissions, without compile and confirmation
+  double confirmation_s = 0;
+  double compile_s = 0;      // compiles that were not cache hits
+  double agent_s = 0;
+  double agent_cost_usd = 0;
+  int64_t tokens = 0;
+};
+
+class Ledger {
+public:
+  // Opens (creating when absent) the ledger file and its tables.
+  static Expected<Ledger> open(const std::filesystem::path& file);
+  Ledger(Ledger&&) noexcept;
+  Ledger& operator=(Ledger&&) noexcept;
+  ~Ledger();
+
+  // Each returns false (and inserts nothing) when a row with the same key exists.
+  Expected<bool> add(const CompileRow& r);
+  Expected<bool> add(const JudgeRunRow& r);
+  Expected<bool> add(const AgentTurnRow& r);
+  Expected<bool> add(const RevisionRow& r);
+  Expected<bool> add(const PromotionRow& r);
+
+  Expected<bool> has(const std::string& table, const std::string& key) const;
+  Expected<LedgerTotals> totals() const;
+
+private:
+  explicit Ledger(sqlite3* db) : m_db(db) {}
+  sqlite3* m_db = nullptr;
+};
+
+} // namespace temper::campaign

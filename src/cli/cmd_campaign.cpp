@@ -1,0 +1,268 @@
+// `temper run TASK`, `temper resume CAMPAIGN`, `temper status CAMPAIGN`: campaigns (docs/campaigns.md).
+#include "campaign/orchestrator.h"
+#include "campaign/planfile_teacher.h"
+#include "cli/case_list.h"
+#include "cli/commands.h"
+#include "cli/timing_flags.h"
+#include "judge/common.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+namespace temper::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using campaign::CampaignConfig;
+
+struct RunArgs {
+  std::string task;
+  std::string teacher = "planfile";
+  std::string student;
+  int rounds = 1;
+  std::vector<std::string> budget;
+  std::string dir;
+  std::string reference;
+  std::string cases;
+  std::string compiler = "g++";
+  std::string flags;
+  double cap_s = 15;
+  std::string cache_mode = "cold";
+  int measure_jobs = 3;
+  int confirm_jobs = 3;
+  int min_samples = 10;
+  double min_time_s = 0.5;
+  double noise_floor_pct = 1.0;
+  std::string cpus;
+  int jobs = 0;
+  int rejections = 5;
+  int plateau = 6;
+  double plateau_noise_pct = 1.0;
+  int revisions = 3;
+  int teacher_turns = 3;
+  bool no_sandbox = false;
+  bool quiet = false;
+};
+
+// "90", "90s", "30m", "4h" -> seconds.
+Expected<double> parse_duration(const std::string& text) {
+  if (text.empty()) return fail("empty duration");
+  double factor = 1;
+  std::string num = text;
+  switch (text.back()) {
+  case 's': num.pop_back(); break;
+  case 'm': factor = 60; num.pop_back(); break;
+  case 'h': factor = 3600; num.pop_back(); break;
+  default: break;
+  }
+  char* end = nullptr;
+  double v = std::strtod(num.c_str(), &end);
+  if (num.empty() || end != num.c_str() + num.size() || !(v >= 0)) return fail("'{}' is not a duration (e.g. 90s, 30m, 4h)", text);
+  return v * factor;
+}
+
+Status apply_budget(const std::string& item, campaign::Budgets& b) {
+  auto eq = item.find('=');
+  if (eq == std::string::npos) return fail("--budget {}: expected KEY=VALUE with KEY wall, cost, job or turn", item);
+  const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+  if (key == "cost") {
+    char* end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || v < 0) return fail("--budget cost={}: a number of US dollars", value);
+    b.cost_usd = v;
+    return {};
+  }
+  TEMPER_TRY_ASSIGN(double secs, parse_duration(value));
+  if (key == "wall") b.wall_s = secs;
+  else if (key == "job") b.job_s = secs;
+  else if (key == "turn") b.turn_s = secs;
+  else return fail("--budget {}: unknown key '{}' (wall, cost, job, turn)", item, key);
+  return {};
+}
+
+fs::path kb_root_for(const fs::path& task_dir) {
+  if (const char* env = std::getenv("TEMPER_KB_DIR"); env && *env) return env;
+  return task_dir.parent_path().parent_path() / "hw_kb";
+}
+
+campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, const fs::path& task_dir, bool quiet) {
+  campaign::OrchestratorDeps deps;
+  deps.judge = &judge;
+  deps.make_agent = [task_dir](const std::string& spec, agent::Role) { return campaign::make_campaign_agent(spec, task_dir); };
+#ifdef TEMPER_HAVE_AGENT_LAYER
+  deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
+#endif
+  deps.kb_root = kb_root_for(task_dir);
+  deps.progress = quiet ? nullptr : &std::cerr;
+  return deps;
+}
+
+int finish(const fs::path& dir, campaign::Orchestrator& o, Status ran) {
+  if (!ran) {
+    std::cerr << "temper: error: " << ran.error().message << "\n"
+              << "temper: the campaign's state is saved; continue with `temper resume " << dir.string() << "`\n";
+    return kExitUsage;
+  }
+  if (auto st = campaign::campaign_status(dir)) std::cout << campaign::format_status(*st);
+  return o.state().rounds_done.empty() || o.state().phase != campaign::Phase::Done ? kExitFailed : kExitOk;
+}
+
+int run_campaign(const RunArgs& a) {
+  CampaignConfig c;
+  c.task_dir = fs::absolute(a.task);
+  c.teacher = a.teacher;
+  c.student = a.student;
+  if (a.rounds < 1) {
+    std::cerr << "temper: --rounds must be at least 1\n";
+    return kExitUsage;
+  }
+  c.rounds = a.rounds;
+  for (const auto& item : a.budget) {
+    if (auto st = apply_budget(item, c.budgets); !st) {
+      std::cerr << "temper: " << st.error().message << "\n";
+      return kExitUsage;
+    }
+  }
+  if (!a.cases.empty()) {
+    auto ids = parse_case_list(a.cases);
+    if (!ids) {
+      std::cerr << "temper: " << ids.error().message << "\n";
+      return kExitUsage;
+    }
+    c.judge.cases = *ids;
+  }
+  if (!a.cpus.empty()) {
+    auto ids = parse_case_list(a.cpus);
+    if (!ids) {
+      std::cerr << "temper: --cpus: " << ids.error().message << "\n";
+      return kExitUsage;
+    }
+    for (auto v : *ids) c.judge.cpus.push_back(static_cast<int>(v));
+  }
+  c.judge.compiler = a.compiler;
+  c.judge.flags = split_flags(a.flags);
+  c.judge.cap_s = a.cap_s;
+  if (a.cache_mode != "cold" && a.cache_mode != "warm") {
+    std::cerr << "temper: --cache must be cold or warm, not '" << a.cache_mode << "'\n";
+    return kExitUsage;
+  }
+  c.judge.cache_mode = a.cache_mode;
+  c.judge.measure_jobs = a.measure_jobs;
+  c.judge.confirm_jobs = a.confirm_jobs;
+  c.judge.min_samples = a.min_samples;
+  c.judge.min_time_s = a.min_time_s;
+  c.judge.noise_floor = a.noise_floor_pct / 100;
+  c.judge.jobs = a.jobs;
+  c.triggers.rejections = a.rejections;
+  c.triggers.plateau = a.plateau;
+  c.triggers.plateau_noise = a.plateau_noise_pct / 100;
+  c.triggers.revisions = a.revisions;
+  c.triggers.teacher_turns = a.teacher_turns;
+  c.sandbox = !a.no_sandbox;
+  if (!a.reference.empty()) {
+    fs::path ref = a.reference;
+    // A bare name is a file of the task (--reference reference_v2.cpp).
+    if (!fs::exists(ref) && fs::exists(c.task_dir / ref)) ref = c.task_dir / ref;
+    if (!fs::exists(ref)) {
+      std::cerr << "temper: --reference " << a.reference << ": no such file (nor in the task directory)\n";
+      return kExitUsage;
+    }
+    c.initial_reference = fs::absolute(ref).string();
+  }
+  fs::path dir = a.dir;
+  if (dir.empty()) {
+    std::string stamp = judge::utc_now();
+    for (char& ch : stamp) if (ch == ':') ch = '-';
+    dir = fs::path("campaigns") / (fs::path(a.task).lexically_normal().filename().string() + "-" + stamp);
+  }
+  campaign::RealJudgeService judge(c.judge, util::default_process_runner(), TEMPER_VERSION);
+  const fs::path task_dir = c.task_dir;
+  auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, task_dir, a.quiet));
+  if (!o) {
+    std::cerr << "temper: error: " << o.error().message << "\n";
+    return kExitUsage;
+  }
+  if (!a.quiet) std::cerr << "temper: campaign " << dir.string() << "\n";
+  return finish(dir, **o, (*o)->run());
+}
+
+int resume_campaign(const std::string& dir, bool quiet) {
+  auto file = campaign::load_campaign(dir);
+  if (!file) {
+    std::cerr << "temper: error: " << file.error().message << "\n";
+    return kExitUsage;
+  }
+  campaign::RealJudgeService judge(file->config.judge, util::default_process_runner(), TEMPER_VERSION);
+  auto o = campaign::Orchestrator::open(dir, make_deps(judge, file->config.task_dir, quiet));
+  if (!o) {
+    std::cerr << "temper: error: " << o.error().message << "\n";
+    return kExitUsage;
+  }
+  return finish(dir, **o, (*o)->run());
+}
+
+} // namespace
+
+void register_campaign_commands(CLI::App& app, Action& action) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* run = app.add_subcommand("run", "Run an optimization campaign on a task: Teacher plans, Student implements, the judge decides");
+  run->add_option("task", a->task, "Task directory")->required();
+  run->add_option("--teacher", a->teacher, "Teacher agent: planfile (the task's plans/), planfile:DIR, claude, codex, opencode, cmd:\"...\", script:DIR")->capture_default_str();
+  run->add_option("--student", a->student, "Student agent: claude, codex, opencode, cmd:\"...\", script:DIR")->required();
+  run->add_option("--rounds", a->rounds, "Rounds; each promotes its best verified kernel to the next round's reference")->capture_default_str();
+  run->add_option("--budget", a->budget, "KEY=VALUE, repeatable: wall=4h (campaign), job=7200s (one judge run), turn=30m (one agent turn), cost=20 (agent USD)");
+  run->add_option("--dir", a->dir, "Campaign directory (default: campaigns/TASK-TIME)");
+  run->add_option("--reference", a->reference, "Starting reference kernel (a file, or a file name in the task; default: the task's reference)");
+  run->add_option("--cases", a->cases, "The campaign's cases, e.g. 1-4,7 (default: all)");
+  run->add_option("--compiler", a->compiler, "Compiler for candidates and references")->capture_default_str();
+  run->add_option("--flags", a->flags, "Optimization flags (default: \"-O3 -march=native\")");
+  run->add_option("--cap", a->cap_s, "Seconds of measurement per arm per case per timing job")->capture_default_str();
+  run->add_option("--cache", a->cache_mode, "cold (flush before every sample) or warm")->capture_default_str();
+  run->add_option("--measure-jobs", a->measure_jobs, "Gate: measurement jobs")->capture_default_str();
+  run->add_option("--confirm-jobs", a->confirm_jobs, "Gate: confirmation jobs")->capture_default_str();
+  run->add_option("--min-samples", a->min_samples, "Samples per arm before stopping")->capture_default_str();
+  run->add_option("--min-time", a->min_time_s, "Kernel seconds before stopping")->capture_default_str();
+  run->add_option("--noise-floor", a->noise_floor_pct, "Smallest difference in percent a verdict may call real")->capture_default_str();
+  run->add_option("--cpus", a->cpus, "CPU set for timing, e.g. 0 or 0-1");
+  run->add_option("--jobs,-j", a->jobs, "Parallel compiles and cases (default: one per core)");
+  run->add_option("--rejections", a->rejections, "Stagnation: consecutive submissions not accepted")->capture_default_str();
+  run->add_option("--plateau", a->plateau, "Stagnation: last K probes and submissions within the plateau band")->capture_default_str();
+  run->add_option("--plateau-noise", a->plateau_noise_pct, "Stagnation: the plateau band in percent")->capture_default_str();
+  run->add_option("--revisions", a->revisions, "Revisions per round before the round ends")->capture_default_str();
+  run->add_option("--teacher-turns", a->teacher_turns, "Teacher turns to produce a valid plan or revision")->capture_default_str();
+  run->add_flag("--no-sandbox", a->no_sandbox, "Run agents without the filesystem sandbox");
+  run->add_flag("--quiet,-q", a->quiet, "No progress lines on stderr");
+  run->callback([a, &action] { action = [a] { return run_campaign(*a); }; });
+
+  auto resume_dir = std::make_shared<std::string>();
+  auto resume_quiet = std::make_shared<bool>(false);
+  CLI::App* resume = app.add_subcommand("resume", "Continue a campaign where it stopped (after a kill, an error or a budget raise)");
+  resume->add_option("campaign", *resume_dir, "Campaign directory")->required();
+  resume->add_flag("--quiet,-q", *resume_quiet, "No progress lines on stderr");
+  resume->callback([resume_dir, resume_quiet, &action] { action = [resume_dir, resume_quiet] { return resume_campaign(*resume_dir, *resume_quiet); }; });
+
+  auto status_dir = std::make_shared<std::string>();
+  auto status_json = std::make_shared<bool>(false);
+  CLI::App* status = app.add_subcommand("status", "Where a campaign stands: round, milestone, attempts, best verified speedup, revisions, costs, budget");
+  status->add_option("campaign", *status_dir, "Campaign directory")->required();
+  status->add_flag("--json", *status_json, "Print the status as JSON");
+  status->callback([status_dir, status_json, &action] {
+    action = [status_dir, status_json] {
+      auto st = campaign::campaign_status(*status_dir);
+      if (!st) {
+        std::cerr << "temper: error: " << st.error().message << "\n";
+        return int{kExitUsage};
+      }
+      std::cout << (*status_json ? st->dump(2) + "\n" : campaign::format_status(*st));
+      return int{kExitOk};
+    };
+  });
+}
+
+} // namespace temper::cli
