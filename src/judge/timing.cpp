@@ -122,6 +122,7 @@ public:
   int fingerprint_changes() const { return m_fingerprint_changes; }
   bool behaviour_differs() const { return m_behaviour_differs; }
   std::optional<backend::CallOutcome> failure() const { return m_failure; }
+  const std::string& failure_reason() const { return m_failure_reason; }
 
 private:
   void restore(int set) {
@@ -133,6 +134,7 @@ private:
 
   TimedSample failed(const backend::CallResult& r) {
     m_failure = r.outcome;
+    m_failure_reason = r.reason_code;
     TimedSample s;
     s.ok = false;
     s.message = r.message;
@@ -172,6 +174,7 @@ private:
   int m_fingerprint_changes = 0;
   bool m_behaviour_differs = false;
   std::optional<backend::CallOutcome> m_failure;
+  std::string m_failure_reason; // a runtime boundary check's reason code, if one stopped the arm
 };
 
 } // namespace
@@ -267,7 +270,9 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
                          : cand.failure() == backend::CallOutcome::TimedOut ? CaseStatus::Timeout
                          : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
                                                                              : CaseStatus::RuntimeError;
-    if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
+    if (out.failure_status == CaseStatus::RejectedCheat) {
+      out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
+    }
   }
   out.delta = noise_threshold(calibrated_noise, config.noise_floor);
   out.verdict = paired_verdict(out.paired, out.delta);
