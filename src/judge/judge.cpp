@@ -217,7 +217,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     for (auto& r : report.cases) {
       if (r.status != CaseStatus::Passed) continue;
       r.status = CaseStatus::Unsupported;
-      r.message = "unsupported: " + *backend.unsupported;
+      r.message = *backend.unsupported;
     }
   }
 
