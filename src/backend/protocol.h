@@ -54,6 +54,7 @@ enum class MsgType : uint8_t {
   Done = 13,
   Flushed = 14,
   SandboxViolation = 15,
+  BoundaryViolation = 16,
 };
 
 // One tensor as the kernel sees it: a strided view at `offset` bytes into the arena.
@@ -110,6 +111,14 @@ struct DoneReply {
 struct SandboxViolationReply {
   std::string syscall; // its name, qualified where the filter looked at arguments: "openat (for writing)"
   int32_t number = -1; // its number on the worker's architecture; -1 if unknown
+};
+
+// A runtime boundary check of the worker caught the kernel (temper-cuda-worker: work still
+// running after the timed window). Sent in place of DONE; the worker then exits. Workers that
+// have no such check never send it, so the protocol version is unchanged.
+struct BoundaryViolationReply {
+  std::string reason_code; // REJECTED_CHEAT's reason, e.g. "work_outside_timed_window"
+  std::string message;
 };
 
 // --- encoding ---------------------------------------------------------------------------------
@@ -301,6 +310,13 @@ inline std::string encode(const SandboxViolationReply& r) {
   return w.finish();
 }
 
+inline std::string encode(const BoundaryViolationReply& r) {
+  Writer w(MsgType::BoundaryViolation);
+  w.str(r.reason_code);
+  w.str(r.message);
+  return w.finish();
+}
+
 inline std::string encode(const LoadFailedReply& r) {
   Writer w(MsgType::LoadFailed);
   w.u8(r.harness ? 1 : 0);
@@ -374,6 +390,15 @@ inline std::optional<SandboxViolationReply> decode_sandbox_violation(std::string
   SandboxViolationReply v;
   v.syscall = r.str();
   v.number = r.i32();
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return v;
+}
+
+inline std::optional<BoundaryViolationReply> decode_boundary_violation(std::string_view payload) {
+  Reader r(payload);
+  BoundaryViolationReply v;
+  v.reason_code = r.str();
+  v.message = r.str();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return v;
 }

@@ -631,6 +631,15 @@ CallResult Worker::run(int set) {
     v.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
     return v;
   }
+  if (frame.type == proto::MsgType::BoundaryViolation) {
+    auto b = proto::decode_boundary_violation(frame.payload);
+    if (!b) return w.die(CallOutcome::Crashed, "sent a malformed boundary report during the call");
+    CallResult v = w.die(CallOutcome::SandboxViolation, b->message);
+    v.reason_code = b->reason_code;
+    w.dead->reason_code = b->reason_code;
+    v.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
+    return v;
+  }
   std::optional<proto::DoneReply> done;
   if (frame.type == proto::MsgType::Done) done = proto::decode_done(frame.payload);
   if (!done) return w.die(CallOutcome::Crashed, "sent a malformed reply during the call");

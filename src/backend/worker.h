@@ -52,6 +52,8 @@ struct CallResult {
   std::string message;         // the kernel's error text, the signal, or the harness problem
   std::string violation;       // SandboxViolation: the forbidden call ("clone (a new process or
                                // namespace)"); empty when the worker could not name it
+  std::string reason_code;     // SandboxViolation from a runtime boundary check of the worker
+                               // (e.g. "work_outside_timed_window"); empty: a forbidden syscall
   double kernel_seconds = 0;   // measured by the worker around the call (monotonic clock)
   double round_trip_seconds = 0; // measured by the judge around the command
 

@@ -38,7 +38,17 @@ struct JudgeArgs : TimingArgs, ProfileArgs {
   std::string store;
   std::string profile_cases; // --profile
   std::string kb; // knowledge base for roofline bounds; default kb::default_kb_root()
+  std::string backend = "cpu";
+  std::string cuda_arch;
 };
+
+// --backend and --cuda-arch, for judge and calibrate.
+void add_backend_options(CLI::App* cmd, JudgeArgs& a) {
+  cmd->add_option("--backend", a.backend, "Where kernels run: cpu (C++ kernels, kernel.h) or cuda (.cu kernels, cuda_kernel.h, built with nvcc)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--cuda-arch", a.cuda_arch, "cuda: target architecture, e.g. sm_90 (default: the GPU's, else sm_90)");
+}
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   judge::JudgeOptions o;
@@ -54,6 +64,13 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   }
   o.compiler.program = a.compiler;
   if (!a.flags.empty()) o.compiler.flags = split_flags(a.flags);
+  o.backend = a.backend;
+  o.cuda_arch = a.cuda_arch;
+  if (a.backend == "cuda") {
+    // nvcc unless --compiler names another; its own default flags (-O3) unless --flags.
+    if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); c == nullptr || c->count() == 0) o.compiler.program = "nvcc";
+    if (a.flags.empty()) o.compiler.flags.clear();
+  }
   if (const CLI::Option* seed = cmd.get_option_no_throw("--seed"); seed && seed->count() > 0) o.seed = a.seed;
   o.fresh_seed = a.fresh_seed;
   o.jobs = a.jobs;
@@ -154,6 +171,7 @@ void register_judge_command(CLI::App& app, Action& action) {
   cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str();
   cmd->add_option("--trials", args->trials, "Correctness trials per case (at least 3; default from temper.yaml)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
+  add_backend_options(cmd, *args);
   add_timing_options(cmd, *args);
   cmd->add_option("--store", args->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)")
       ->group("Timing against a reference");
@@ -172,6 +190,7 @@ void register_judge_command(CLI::App& app, Action& action) {
   c->add_option("--compiler", cal->compiler, "C++ compiler")->capture_default_str();
   c->add_option("--flags", cal->flags, "Optimization flags");
   c->add_flag("--quiet,-q", cal->quiet, "No progress lines on stderr");
+  add_backend_options(c, *cal);
   add_timing_options(c, *cal);
   c->add_option("--store", cal->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)");
   c->callback([cal, c, &action] {

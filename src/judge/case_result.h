@@ -8,6 +8,8 @@
 #include "judge/status.h"
 #include "judge/timing.h"
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +45,7 @@ struct CaseResult {
   double compile_seconds = 0;
   bool compile_cache_hit = false;
   std::string compile_diagnostics; // kept for COMPILE_ERROR, and warnings
+  nlohmann::json resources;        // CUDA: ptxas's static resources (build/ptxas_resources.h); null otherwise
 
   // Golden.
   // Golden phase (before any candidate code loads): seconds spent computing this case's golden

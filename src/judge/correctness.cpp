@@ -106,7 +106,9 @@ std::vector<core::HostTensor> twin_inputs(std::vector<core::HostTensor> inputs, 
 
 void fail_call(CaseResult& result, const backend::CallResult& call, const backend::Worker* worker) {
   result.status = status_for(call.outcome);
-  if (call.outcome == backend::CallOutcome::SandboxViolation) result.reason_code = std::string(kForbiddenSyscall);
+  if (call.outcome == backend::CallOutcome::SandboxViolation) {
+    result.reason_code = call.reason_code.empty() ? std::string(kForbiddenSyscall) : call.reason_code;
+  }
   result.message = call.message;
   if (worker) result.output_tail = worker->output_tail();
 }

@@ -21,6 +21,7 @@ std::string_view status_name(CaseStatus s) {
   case CaseStatus::CompileError: return "COMPILE_ERROR";
   case CaseStatus::RejectedCheat: return "REJECTED_CHEAT";
   case CaseStatus::TooSlow: return "TOO_SLOW";
+  case CaseStatus::Unsupported: return "UNSUPPORTED";
   }
   return "?";
 }
@@ -156,6 +157,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
   if (!c.message.empty()) j["message"] = c.message;
   if (!c.reason_code.empty()) j["reason_code"] = c.reason_code;
   if (c.status == CaseStatus::CompileError) j["compile"]["diagnostics"] = c.compile_diagnostics;
+  if (!c.resources.is_null()) j["compile"]["resources"] = c.resources;
   nlohmann::json outputs = nlohmann::json::object();
   for (const auto& [name, cmp] : c.comparisons) outputs[name] = comparison_json(cmp);
   j["outputs"] = outputs;

@@ -16,6 +16,7 @@ enum class CaseStatus {
   CompileError,
   RejectedCheat,
   TooSlow,
+  Unsupported, // the backend cannot run kernels on this machine (CUDA without a GPU); nothing ran
 };
 
 std::string_view status_name(CaseStatus s); // PASSED, INCORRECT_NUMERICAL, ...

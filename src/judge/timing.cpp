@@ -130,6 +130,7 @@ public:
   bool behaviour_differs() const { return m_behaviour_differs; }
   const std::string& cheat_reason() const { return m_cheat_reason; } // stale_output, deferred_work or empty
   std::optional<backend::CallOutcome> failure() const { return m_failure; }
+  const std::string& failure_reason() const { return m_failure_reason; }
 
 private:
   void restore(int set, int values) {
@@ -141,6 +142,7 @@ private:
 
   TimedSample failed(const backend::CallResult& r) {
     m_failure = r.outcome;
+    m_failure_reason = r.reason_code;
     TimedSample s;
     s.ok = false;
     s.message = r.message;
@@ -214,6 +216,7 @@ private:
   std::string m_cheat_reason;
   std::vector<int> m_visits; // per slot: samples taken there
   std::optional<backend::CallOutcome> m_failure;
+  std::string m_failure_reason; // a runtime boundary check's reason code, if one stopped the arm
 };
 
 } // namespace
@@ -310,7 +313,9 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
                          : cand.failure() == backend::CallOutcome::TimedOut ? CaseStatus::Timeout
                          : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
                                                                              : CaseStatus::RuntimeError;
-    if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
+    if (out.failure_status == CaseStatus::RejectedCheat) {
+      out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
+    }
   }
   out.delta = noise_threshold(calibrated_noise, config.noise_floor);
   out.verdict = paired_verdict(out.paired, out.delta);
