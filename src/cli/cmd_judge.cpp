@@ -31,6 +31,10 @@ struct JudgeArgs : TimingArgs {
   double timeout_s = 60;
   int trials = 0;
   bool quiet = false;
+  std::string backend = "cpu";
+  judge::PyptoOptions pypto;
+  std::string pypto_python;
+  std::string pypto_runner;
 };
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
@@ -54,6 +58,10 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   if (a.trials > 0) o.trials = a.trials;
   o.progress = !a.quiet;
   o.temper_version = TEMPER_VERSION;
+  o.backend = a.backend;
+  o.pypto = a.pypto;
+  o.pypto.python = a.pypto_python;
+  o.pypto.runner = a.pypto_runner;
   if (!a.reference.empty() || calibrate) {
     auto t = timing_options(a, calibrate);
     if (!t) {
@@ -97,6 +105,15 @@ void register_judge_command(CLI::App& app, Action& action) {
   cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str();
   cmd->add_option("--trials", args->trials, "Correctness trials per case (at least 3; default from temper.yaml)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
+  cmd->add_option("--backend", args->backend, "cpu (C++ kernels) or pypto (PyPTO Python files, docs/pypto.md)")
+      ->check(CLI::IsMember({"cpu", "pypto"}))
+      ->capture_default_str();
+  cmd->add_option("--pypto-mode", args->pypto.mode, "pypto: sim (cost model; no outputs, so UNCHECKED), npu, or plain")
+      ->check(CLI::IsMember({"sim", "npu", "plain"}))
+      ->capture_default_str();
+  cmd->add_option("--pypto-python", args->pypto_python, "pypto: the Python with pypto installed (default $TEMPER_PYPTO_PYTHON or python3)");
+  cmd->add_option("--pypto-runner", args->pypto_runner, "pypto: the runner script (default: runners/pypto/temper_pypto_runner.py)");
+  cmd->add_option("--pypto-entry", args->pypto.entry, "pypto: the host wrapper to call (default: the operator's schema name)");
   add_timing_options(cmd, *args);
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd, false); }; });
 

@@ -95,7 +95,16 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   std::error_code ec;
   if (!fs::is_regular_file(opt.candidate, ec)) return fail("candidate {} is not a file", opt.candidate.string());
   TEMPER_TRY_ASSIGN(std::string source_text, util::read_file(opt.candidate));
+  if (opt.backend != "cpu" && opt.backend != "pypto") return fail("unknown backend '{}' (cpu or pypto)", opt.backend);
+  // pypto: candidates are Python files run by temper's PyPTO runner, which speaks the worker's
+  // protocol; nothing is built ahead of time and the ELF checks do not apply (pypto_backend.h).
+  const bool pypto = opt.backend == "pypto";
+  std::optional<RunnerLaunch> launch;
   fs::path worker_exe = opt.worker_exe.empty() ? default_worker_exe() : opt.worker_exe;
+  if (pypto) {
+    TEMPER_TRY_ASSIGN(launch, pypto_launch(opt.pypto, task.op));
+    worker_exe = launch->exe;
+  }
   if (!fs::is_regular_file(worker_exe, ec)) return fail("the worker binary {} is missing; rebuild temper", worker_exe.string());
 
   const int jobs = job_count(opt.jobs);
@@ -129,10 +138,12 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     }
     return out;
   };
-  const bool specialized = build::wants_specialization(source_text);
-  std::vector<build::CompileRequest> reqs = requests_for(opt.candidate, source_text, {}, "candidate");
+  const bool specialized = !pypto && build::wants_specialization(source_text);
+  std::vector<build::CompileRequest> reqs = pypto ? std::vector<build::CompileRequest>{}
+                                                  : requests_for(opt.candidate, source_text, {}, "candidate");
   const size_t candidate_builds = reqs.size();
   std::vector<std::string> reference_flags;
+  std::string reference_text;
   bool reference_specialized = false;
   if (opt.timing) {
     const fs::path& ref = opt.timing->reference;
@@ -145,9 +156,13 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
                   "build both the same way",
                   fmt::join(reference_flags, " "), fmt::join(opt.compiler.flags, " "));
     }
-    reference_specialized = build::wants_specialization(ref_text);
-    auto ref_reqs = requests_for(ref, ref_text, reference_flags, "reference");
-    reqs.insert(reqs.end(), ref_reqs.begin(), ref_reqs.end());
+    reference_specialized = !pypto && build::wants_specialization(ref_text);
+    if (!pypto) {
+      auto ref_reqs = requests_for(ref, ref_text, reference_flags, "reference");
+      reqs.insert(reqs.end(), ref_reqs.begin(), ref_reqs.end());
+    } else {
+      reference_text = ref_text;
+    }
   }
   progress.status(fmt::format("compiling {} build(s) and the golden", reqs.size()));
   auto golden_ready = std::async(std::launch::async, [&] { return golden.prepare(); });
@@ -160,6 +175,20 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     if (!b) return tl::unexpected(b.error());
   std::vector<Expected<build::CompileResult>> builds(all_builds.begin(), all_builds.begin() + static_cast<long>(candidate_builds));
   std::vector<build::CompileResult> ref_builds;
+  if (pypto) {
+    // The Python file itself is the artifact; its content hash stands for the build key.
+    auto as_artifact = [](const fs::path& file, const std::string& text, const char* label) {
+      build::CompileResult r;
+      r.ok = true;
+      r.artifact = fs::absolute(file);
+      r.key = util::hash_hex(text);
+      r.label = label;
+      r.cache_hit = true;
+      return r;
+    };
+    builds.emplace_back(as_artifact(opt.candidate, source_text, "candidate"));
+    if (opt.timing) ref_builds.push_back(as_artifact(opt.timing->reference, reference_text, "reference"));
+  }
   for (size_t k = candidate_builds; k < all_builds.size(); ++k) {
     if (!all_builds[k]->ok) {
       return fail("the reference {} does not compile:\n{}", opt.timing->reference.string(), all_builds[k]->diagnostics);
@@ -190,8 +219,9 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     }
   }
 
-  // 1b. Boundary checks, before any candidate code runs (boundary_phase.h).
-  {
+  // 1b. Boundary checks, before any candidate code runs (boundary_phase.h). They read ELF
+  // artifacts; a PyPTO candidate has none (docs/pypto.md says what that leaves open).
+  if (!pypto) {
     std::vector<fs::path> protected_refs;
     if (opt.timing) protected_refs.push_back(opt.timing->reference);
     std::vector<const build::CompileResult*> built;
@@ -241,6 +271,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   // 3. Candidate checks, one fresh worker per case.
   CorrectnessConfig cc;
   cc.worker_exe = worker_exe;
+  if (launch) cc.worker_args = launch->args;
   cc.threads = task.config.threads;
   cc.call_timeout = opt.call_timeout;
   cc.memory_limit_bytes = opt.memory_limit_bytes;
@@ -268,6 +299,13 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (opt.timing) {
     TimingConfig tc = make_timing_config(*opt.timing, task, opt.compiler, compiler_id, worker_exe, opt.call_timeout,
                                          opt.memory_limit_bytes);
+    if (launch) {
+      tc.worker_args = launch->args;
+      // The arms run Python, not builds of the C++ compiler: the protocol names the runner instead.
+      tc.protocol.compiler = fmt::format("pypto runner ({} mode, {})", launch->mode, launch->exe.string());
+      tc.protocol.flags = {};
+      tc.protocol.clock = launch->mode == "sim" ? "PyPTO cost model (simulated)" : "host wall clock around the call, in the runner";
+    }
     TimingPhaseInput in;
     in.task = &task;
     in.cases = cases;
@@ -284,6 +322,13 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
                                  opt.call_timeout, opt.candidate, util::hash_hex(source_text)});
+  report.context["backend"] = opt.backend;
+  if (launch) {
+    report.context["pypto"] = {{"mode", launch->mode},
+                               {"entry", launch->entry},
+                               {"python", launch->exe.string()},
+                               {"time_kind", launch->mode == "sim" ? "simulated" : "host"}};
+  }
   return report;
 }
 

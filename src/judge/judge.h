@@ -5,6 +5,7 @@
 
 #include "build/compiler.h"
 #include "judge/case_result.h"
+#include "judge/pypto_backend.h"
 #include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -48,6 +49,8 @@ struct JudgeOptions {
   bool progress = true;                  // progress lines on stderr
   std::string temper_version = "dev";
   std::optional<TimingOptions> timing;   // set: also time against the reference
+  std::string backend = "cpu";           // cpu: C++ kernels in temper-worker; pypto: PyPTO Python files in the runner
+  PyptoOptions pypto;                    // with backend pypto
 };
 
 struct JudgeReport {

@@ -16,6 +16,7 @@ enum class CaseStatus {
   CompileError,
   RejectedCheat,
   TooSlow,
+  Unchecked, // the backend mode computes no output values (PyPTO RunMode.SIM): nothing to compare
 };
 
 std::string_view status_name(CaseStatus s); // PASSED, INCORRECT_NUMERICAL, ...
