@@ -14,9 +14,9 @@ again so the timed call is a warm one), the host wall seconds and whether the ou
 values (PyPTO's RunMode.SIM is a cost model and computes none).
 
 Usage: temper_pypto_runner.py --entry NAME --mode sim|npu|plain --protocol 2
-  plain: call the wrapper without PyPTO run-mode setup (stand-in modules, tests).
-Standard library only; torch is used when importable (PyPTO needs it), else inputs are plain
-ArenaTensor views.
+  plain: call the wrapper without PyPTO or torch: inputs are ArenaTensor views (stand-in
+  modules, tests, standard-library Python references).
+Standard library only; in sim and npu modes inputs are torch tensors (PyPTO needs torch).
 """
 
 import argparse
@@ -194,11 +194,7 @@ class Runner:
                 device = int(os.environ.get("TILE_FWK_DEVICE_ID", "0"))
                 torch.npu.set_device(device)
         else:
-            try:
-                import torch
-                self.torch = torch
-            except ImportError:
-                self.torch = None
+            self.torch = None  # plain: standard-library views (ArenaTensor), whatever is installed
 
     # --- RUN ----------------------------------------------------------------------------------
     def call(self, args):

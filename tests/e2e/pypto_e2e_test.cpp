@@ -22,7 +22,7 @@ const fs::path kSource = TEMPER_SOURCE_DIR;
 const fs::path kBinary = fs::path(TEMPER_BINARY_DIR) / "temper";
 const fs::path kFixtures = kSource / "tests/fixtures/pypto";
 
-struct Run {
+struct PyptoRun {
   int exit_code = -1;
   std::string output;
   nlohmann::json report;
@@ -35,18 +35,21 @@ struct Run {
 
 bool have_python3() { return std::system("python3 -c 'import mmap, struct' >/dev/null 2>&1") == 0; }
 
-Run judge(const fs::path& candidate, const std::string& mode, std::vector<std::string> extra = {},
+PyptoRun judge(const fs::path& candidate, const std::string& mode, std::vector<std::string> extra = {},
           const fs::path& task = kFixtures / "swi_glu_small", std::vector<std::pair<std::string, std::string>> env = {}) {
   util::TempDir dir("temper-pypto-e2e");
   fs::path json = dir.path() / "report.json";
   util::Command cmd;
   cmd.argv = {kBinary.string(), "judge", task.string(), candidate.string(), "--backend", "pypto", "--pypto-mode", mode,
               "--json", json.string(), "--quiet"};
+  // The stand-in candidates are standard-library Python: pin Debian's python3, whatever
+  // TEMPER_PYPTO_PYTHON says (a real-PyPTO Python hands them torch tensors in sim mode).
+  if (env.empty()) cmd.argv.insert(cmd.argv.end(), {"--pypto-python", "python3"});
   cmd.argv.insert(cmd.argv.end(), extra.begin(), extra.end());
   cmd.env_set = env.empty() ? std::vector<std::pair<std::string, std::string>>{{"PYTHONPATH", (kFixtures / "standin").string()}} : env;
   cmd.timeout = std::chrono::seconds(300);
   auto r = util::default_process_runner().run(cmd);
-  Run out;
+  PyptoRun out;
   out.exit_code = r.outcome == util::Outcome::Exited ? r.exit_code : -1;
   out.output = r.output;
   if (auto text = util::read_file(json)) {
@@ -60,7 +63,7 @@ Run judge(const fs::path& candidate, const std::string& mode, std::vector<std::s
 
 TEST(PyptoE2E, StandInCandidateIsJudgedCorrectOnEveryCase) {
   if (!have_python3()) GTEST_SKIP() << "no python3 here";
-  Run r = judge(kFixtures / "swi_glu_standin.py", "plain");
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "plain");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int64_t id : {1, 2, 3}) {
     EXPECT_EQ(r.status(id), "PASSED") << "case " << id << "\n" << r.output;
@@ -75,15 +78,15 @@ TEST(PyptoE2E, StandInCandidateIsJudgedCorrectOnEveryCase) {
 
 TEST(PyptoE2E, WrongRaisingAndMissingWrappersGetTheirStatuses) {
   if (!have_python3()) GTEST_SKIP() << "no python3 here";
-  Run wrong = judge(kFixtures / "swi_glu_standin_wrong.py", "plain", {"--cases", "1"});
+  PyptoRun wrong = judge(kFixtures / "swi_glu_standin_wrong.py", "plain", {"--cases", "1"});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
   EXPECT_EQ(wrong.status(1), "INCORRECT_NUMERICAL") << wrong.output;
 
-  Run raises = judge(kFixtures / "swi_glu_standin_raises.py", "plain", {"--cases", "1"});
+  PyptoRun raises = judge(kFixtures / "swi_glu_standin_raises.py", "plain", {"--cases", "1"});
   EXPECT_EQ(raises.status(1), "RUNTIME_ERROR") << raises.output;
   EXPECT_NE(raises.by_case[1].value("message", "").find("no kernel class for this input"), std::string::npos) << raises.output;
 
-  Run missing = judge(kFixtures / "swi_glu_standin_no_entry.py", "plain", {"--cases", "1"});
+  PyptoRun missing = judge(kFixtures / "swi_glu_standin_no_entry.py", "plain", {"--cases", "1"});
   EXPECT_EQ(missing.status(1), "RUNTIME_ERROR") << missing.output;
   EXPECT_NE(missing.by_case[1].value("message", "").find("defines no host wrapper 'swi_glu'"), std::string::npos)
       << missing.output;
@@ -91,7 +94,8 @@ TEST(PyptoE2E, WrongRaisingAndMissingWrappersGetTheirStatuses) {
 
 TEST(PyptoE2E, SimModeReportsSimulatedTimeAndLeavesCorrectnessUnchecked) {
   if (!have_python3()) GTEST_SKIP() << "no python3 here";
-  Run r = judge(kFixtures / "swi_glu_standin.py", "sim", {"--cases", "1"});
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") == 0) GTEST_SKIP() << "python3 has torch: sim mode would hand the stand-in torch tensors";
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "sim", {"--cases", "1"});
   EXPECT_EQ(r.exit_code, 1) << r.output; // nothing was shown correct
   EXPECT_EQ(r.status(1), "UNCHECKED") << r.output;
   EXPECT_EQ(r.by_case[1]["time_kind"], "simulated");
@@ -103,7 +107,7 @@ TEST(PyptoE2E, SimModeReportsSimulatedTimeAndLeavesCorrectnessUnchecked) {
 
 TEST(PyptoE2E, PairedTimingRunsAgainstAPyptoReference) {
   if (!have_python3()) GTEST_SKIP() << "no python3 here";
-  Run r = judge(kFixtures / "swi_glu_standin.py", "plain",
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "plain",
                 {"--cases", "1", "--reference", (kFixtures / "swi_glu_standin.py").string(), "--tier", "probe", "--cap", "0.5",
                  "--min-time", "0.05", "--warmup", "0.05", "--cache", "warm"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -113,7 +117,8 @@ TEST(PyptoE2E, PairedTimingRunsAgainstAPyptoReference) {
 }
 
 TEST(PyptoE2E, UnknownInterpreterIsAUsageError) {
-  Run r = judge(kFixtures / "swi_glu_standin.py", "plain", {"--pypto-python", "/nonexistent/python"});
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "plain", {"--pypto-python", "/nonexistent/python"},
+                     kFixtures / "swi_glu_small", {{"PYTHONPATH", (kFixtures / "standin").string()}});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("TEMPER_PYPTO_PYTHON"), std::string::npos) << r.output;
 }
@@ -123,7 +128,7 @@ TEST(PyptoE2E, UnknownInterpreterIsAUsageError) {
 TEST(PyptoE2E, RealPyptoSimulatesTheExampleKernel) {
   const char* py = std::getenv("TEMPER_PYPTO_PYTHON");
   if (!py || !*py) GTEST_SKIP() << "TEMPER_PYPTO_PYTHON is not set (a Python with pypto and torch; docs/pypto.md)";
-  Run r = judge(kSource / "examples/pypto/swi_glu.py", "sim", {"--cases", "1", "--trials", "3", "--timeout", "600"},
+  PyptoRun r = judge(kSource / "examples/pypto/swi_glu.py", "sim", {"--cases", "1", "--trials", "3", "--timeout", "600"},
                 kFixtures / "swi_glu_small", {{"TEMPER_PYPTO_PYTHON", py}});
   EXPECT_EQ(r.status(1), "UNCHECKED") << r.output;
   EXPECT_EQ(r.by_case[1]["time_kind"], "simulated");
