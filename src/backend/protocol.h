@@ -55,6 +55,7 @@ enum class MsgType : uint8_t {
   Flushed = 14,
   SandboxViolation = 15,
   BoundaryViolation = 16,
+  RunInfo = 17, // optional, just before DONE: how the call was timed (the PyPTO runner sends it)
 };
 
 // One tensor as the kernel sees it: a strided view at `offset` bytes into the arena.
@@ -105,6 +106,17 @@ struct DoneReply {
   int32_t status = 0;    // the kernel's return value
   int64_t kernel_ns = 0; // CLOCK_MONOTONIC around exactly the kernel call
   std::string message;   // set_error text, empty if none
+};
+
+// What a runner that is not temper-worker adds about one call (runners/pypto): the kind of
+// DONE's kernel time ("host": wall clock around the call; "simulated": a cost model's estimate),
+// the seconds this call spent compiling (kept out of kernel_ns), the host wall time, and whether
+// the outputs hold computed values (PyPTO's RunMode.SIM writes none). temper-worker never sends it.
+struct RunInfoReply {
+  std::string time_kind;
+  int64_t compile_ns = 0;
+  int64_t wall_ns = 0;
+  bool outputs_valid = true;
 };
 
 // The kernel attempted a system call the sandbox forbids; the call did not happen.
@@ -401,6 +413,26 @@ inline std::optional<BoundaryViolationReply> decode_boundary_violation(std::stri
   v.message = r.str();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return v;
+}
+
+inline std::string encode(const RunInfoReply& r) {
+  Writer w(MsgType::RunInfo);
+  w.str(r.time_kind);
+  w.i64(r.compile_ns);
+  w.i64(r.wall_ns);
+  w.u8(r.outputs_valid ? 1 : 0);
+  return w.finish();
+}
+
+inline std::optional<RunInfoReply> decode_run_info(std::string_view payload) {
+  Reader r(payload);
+  RunInfoReply i;
+  i.time_kind = r.str();
+  i.compile_ns = r.i64();
+  i.wall_ns = r.i64();
+  i.outputs_valid = r.u8() != 0;
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return i;
 }
 
 inline std::optional<DoneReply> decode_done(std::string_view payload) {

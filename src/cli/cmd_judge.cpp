@@ -40,14 +40,25 @@ struct JudgeArgs : TimingArgs, ProfileArgs {
   std::string kb; // knowledge base for roofline bounds; default kb::default_kb_root()
   std::string backend = "cpu";
   std::string cuda_arch;
+  judge::PyptoOptions pypto;
+  std::string pypto_python;
+  std::string pypto_runner;
 };
 
-// --backend and --cuda-arch, for judge and calibrate.
+// --backend, --cuda-arch and the --pypto-* options, for judge and calibrate.
 void add_backend_options(CLI::App* cmd, JudgeArgs& a) {
-  cmd->add_option("--backend", a.backend, "Where kernels run: cpu (C++ kernels, kernel.h) or cuda (.cu kernels, cuda_kernel.h, built with nvcc)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
+  cmd->add_option("--backend", a.backend,
+                  "Where kernels run: cpu (C++ kernels, kernel.h), cuda (.cu kernels, cuda_kernel.h, built with nvcc) "
+                  "or pypto (PyPTO Python files, docs/pypto.md)")
+      ->check(CLI::IsMember({"cpu", "cuda", "pypto"}))
       ->capture_default_str();
   cmd->add_option("--cuda-arch", a.cuda_arch, "cuda: target architecture, e.g. sm_90 (default: the GPU's, else sm_90)");
+  cmd->add_option("--pypto-mode", a.pypto.mode, "pypto: sim (cost model; no outputs, so UNCHECKED), npu, or plain")
+      ->check(CLI::IsMember({"sim", "npu", "plain"}))
+      ->capture_default_str();
+  cmd->add_option("--pypto-python", a.pypto_python, "pypto: the Python with pypto installed (default $TEMPER_PYPTO_PYTHON or python3)");
+  cmd->add_option("--pypto-runner", a.pypto_runner, "pypto: the runner script (default: runners/pypto/temper_pypto_runner.py)");
+  cmd->add_option("--pypto-entry", a.pypto.entry, "pypto: the host wrapper to call (default: the operator's schema name)");
 }
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
@@ -78,6 +89,9 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   if (a.trials > 0) o.trials = a.trials;
   o.progress = !a.quiet;
   o.temper_version = TEMPER_VERSION;
+  o.pypto = a.pypto;
+  o.pypto.python = a.pypto_python;
+  o.pypto.runner = a.pypto_runner;
   if (!a.reference.empty() || calibrate) {
     auto t = timing_options(a, calibrate);
     if (!t) {
@@ -102,8 +116,9 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
       if (calibrate) o.sealed_candidate = *sealed;
     }
     // Certified peaks of this target give cases without an explicit hardware bound one from the
-    // task's cost model (CANN-Bench score, fraction of roofline).
-    if (auto task = core::load_task(a.task); task && task->config.cost) {
+    // task's cost model (CANN-Bench score, fraction of roofline). The knowledge base's current
+    // target is this host, which pypto's kernels (NPU or its cost model) do not run on.
+    if (auto task = core::load_task(a.task); task && task->config.cost && a.backend != "pypto") {
       kb::KnowledgeBase base = kb::load_kb(a.kb.empty() ? kb::default_kb_root() : std::filesystem::path(a.kb));
       judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
       if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) o.timing->roofline = roof;

@@ -100,8 +100,19 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     if (!fs::is_regular_file(opt.candidate, ec)) return fail("candidate {} is not a file", opt.candidate.string());
     TEMPER_TRY_ASSIGN(source_text, util::read_file(opt.candidate));
   }
-  TEMPER_TRY_ASSIGN(const KernelBackend backend, prepare_backend({opt.backend, opt.compiler, opt.cuda_arch, opt.worker_exe}, runner));
+  BackendRequest backend_request{opt.backend, opt.compiler, opt.cuda_arch, opt.worker_exe, opt.pypto, &task.op};
+  TEMPER_TRY_ASSIGN(const KernelBackend backend, prepare_backend(backend_request, runner));
   const fs::path& worker_exe = backend.worker_exe;
+  // pypto: candidates are Python files run by temper's PyPTO runner; nothing is built for them,
+  // so there are no artifacts to seal, profile or check as ELF (kernel_backend.h).
+  const bool builds_kernels = backend.builds_kernels;
+  if (!builds_kernels && (sealed_candidate || (opt.timing && opt.timing->sealed))) {
+    return fail("sealed references hold compiled artifacts; the {} backend judges source files, so give the reference as a file",
+                backend.name);
+  }
+  if (!builds_kernels && opt.profile) {
+    return fail("--profile measures compiled kernels; the {} backend runs source files in its runner", backend.name);
+  }
   if (!fs::is_regular_file(worker_exe, ec)) return fail("the worker binary {} is missing; rebuild temper", worker_exe.string());
 
   const int jobs = job_count(opt.jobs);
@@ -136,11 +147,12 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     }
     return out;
   };
-  const bool specialized = sealed_candidate ? sealed_candidate->specialized : build::wants_specialization(source_text);
+  const bool specialized = sealed_candidate ? sealed_candidate->specialized : builds_kernels && build::wants_specialization(source_text);
   std::vector<build::CompileRequest> reqs;
-  if (!sealed_candidate) reqs = requests_for(opt.candidate, source_text, {}, "candidate");
+  if (!sealed_candidate && builds_kernels) reqs = requests_for(opt.candidate, source_text, {}, "candidate");
   const size_t candidate_builds = reqs.size();
   std::vector<std::string> reference_flags;
+  std::string reference_text;
   bool reference_specialized = false;
   if (opt.timing && opt.timing->sealed) {
     // A sealed reference was built once, under its own protocol: the candidate must match it.
@@ -166,9 +178,13 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
                   "build both the same way",
                   fmt::join(reference_flags, " "), fmt::join(backend.compiler.flags, " "));
     }
-    reference_specialized = build::wants_specialization(ref_text);
-    auto ref_reqs = requests_for(ref, ref_text, reference_flags, "reference");
-    reqs.insert(reqs.end(), ref_reqs.begin(), ref_reqs.end());
+    reference_specialized = builds_kernels && build::wants_specialization(ref_text);
+    if (builds_kernels) {
+      auto ref_reqs = requests_for(ref, ref_text, reference_flags, "reference");
+      reqs.insert(reqs.end(), ref_reqs.begin(), ref_reqs.end());
+    } else {
+      reference_text = ref_text;
+    }
   }
   progress.status(fmt::format("compiling {} build(s) and the golden", reqs.size()));
   auto golden_ready = std::async(std::launch::async, [&] { return golden.prepare(); });
@@ -210,6 +226,20 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
       if (!sealed.specialized) break;
     }
   }
+  if (!builds_kernels) {
+    // The source file itself is the artifact; its content hash stands for the build key.
+    auto as_artifact = [](const fs::path& file, const std::string& text, const char* label) {
+      build::CompileResult r;
+      r.ok = true;
+      r.artifact = fs::absolute(file);
+      r.key = util::hash_hex(text);
+      r.label = label;
+      r.cache_hit = true;
+      return r;
+    };
+    builds.emplace_back(as_artifact(opt.candidate, source_text, "candidate"));
+    if (opt.timing) ref_builds.push_back(as_artifact(opt.timing->reference, reference_text, "reference"));
+  }
   for (size_t k = candidate_builds; k < all_builds.size(); ++k) {
     if (!all_builds[k]->ok) {
       return fail("the reference {} does not compile:\n{}", opt.timing->reference.string(), all_builds[k]->diagnostics);
@@ -243,7 +273,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
 
   // 1b. Boundary checks, before any candidate code runs (boundary_phase.h). A sealed reference
   // is trusted: it passed them, or was written by whoever owns the task, when it was sealed.
-  if (!sealed_candidate) {
+  // They read ELF artifacts; a PyPTO candidate has none (docs/pypto.md says what that leaves open).
+  if (!sealed_candidate && builds_kernels) {
     std::vector<fs::path> protected_refs;
     std::vector<fs::path> protected_dirs;
     if (opt.timing && opt.timing->sealed) protected_dirs.push_back(opt.timing->sealed->dir);
@@ -305,6 +336,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   // 3. Candidate checks, one fresh worker per case.
   CorrectnessConfig cc;
   cc.worker_exe = worker_exe;
+  cc.worker_args = backend.worker_args;
+  cc.worker_env = backend.worker_env;
   cc.threads = task.config.threads;
   cc.call_timeout = opt.call_timeout;
   cc.memory_limit_bytes = opt.memory_limit_bytes;
@@ -332,7 +365,14 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (opt.timing) {
     TimingConfig tc = make_timing_config(*opt.timing, task, backend.compiler, compiler_id, worker_exe, opt.call_timeout,
                                          opt.memory_limit_bytes);
+    tc.worker_args = backend.worker_args;
+    tc.worker_env = backend.worker_env;
     if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
+    if (!backend.protocol_compiler.empty()) {
+      // The arms run source in a runner, not builds of the compiler: the protocol names the runner.
+      tc.protocol.compiler = backend.protocol_compiler;
+      tc.protocol.flags = {};
+    }
     if (opt.timing->protocol.flush_bytes == 0 && backend.flush_bytes > 0) tc.protocol.flush_bytes = backend.flush_bytes;
     TimingPhaseInput in;
     in.task = &task;

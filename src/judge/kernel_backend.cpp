@@ -5,6 +5,8 @@
 #include "build/ptxas_resources.h"
 #include "judge/judge.h"
 
+#include <fmt/format.h>
+
 namespace temper::judge {
 
 Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::ProcessRunner& runner) {
@@ -17,7 +19,25 @@ Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::Process
     b.facts = {{"name", "cpu"}};
     return b;
   }
-  if (req.name != "cuda") return fail("unknown backend '{}' (known: cpu, cuda)", req.name);
+  if (req.name == "pypto") {
+    if (!req.op) return fail("the pypto backend needs the task's operator to name the entry");
+    TEMPER_TRY_ASSIGN(RunnerLaunch launch, pypto_launch(req.pypto, *req.op));
+    b.compiler = req.compiler; // builds only the golden, on the host
+    b.host_compiler = req.compiler;
+    b.worker_exe = launch.exe;
+    b.worker_args = launch.args;
+    b.worker_env = pypto_worker_environment();
+    b.builds_kernels = false;
+    b.clock = launch.mode == "sim" ? "PyPTO cost model (simulated)" : "host wall clock around the call, in the runner";
+    b.protocol_compiler = fmt::format("pypto runner ({} mode, {})", launch.mode, launch.exe.string());
+    b.facts = {{"name", "pypto"},
+               {"mode", launch.mode},
+               {"entry", launch.entry},
+               {"python", launch.exe.string()},
+               {"time_kind", launch.mode == "sim" ? "simulated" : "host"}};
+    return b;
+  }
+  if (req.name != "cuda") return fail("unknown backend '{}' (known: cpu, cuda, pypto)", req.name);
 
   std::string nvcc = req.compiler.program.empty() || req.compiler.program == "nvcc" ? build::find_nvcc() : req.compiler.program;
   if (nvcc.empty()) {

@@ -17,6 +17,7 @@ enum class CaseStatus {
   RejectedCheat,
   TooSlow,
   Unsupported, // the backend cannot run kernels on this machine (CUDA without a GPU); nothing ran
+  Unchecked, // the backend mode computes no output values (PyPTO RunMode.SIM): nothing to compare
 };
 
 std::string_view status_name(CaseStatus s); // PASSED, INCORRECT_NUMERICAL, ...

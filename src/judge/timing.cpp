@@ -257,6 +257,8 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
 
   backend::WorkerOptions wo;
   wo.worker_exe = config.worker_exe;
+  wo.worker_args = config.worker_args;
+  wo.worker_env = config.worker_env;
   wo.threads = p.threads;
   wo.call_timeout = config.call_timeout;
   wo.memory_limit_bytes = config.memory_limit_bytes;

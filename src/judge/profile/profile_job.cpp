@@ -99,7 +99,7 @@ Expected<ProfileJobReport> run_profile_job(const ProfileJobOptions& opt, util::P
   std::vector<fs::path> protected_refs;
   if (!opt.reference.empty()) protected_refs.push_back(opt.reference);
   TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
-                    check_boundary(task, opt.candidate, protected_refs, {&cand}, ref_builds, *c, cache));
+                    check_boundary(task, opt.candidate, protected_refs, {}, {&cand}, ref_builds, *c, cache));
   if (!verdicts.front().ok()) {
     report.status = "REJECTED_CHEAT";
     report.message = fmt::format("[{}] {}", verdicts.front().reason_code(), verdicts.front().message());
