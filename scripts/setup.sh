@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libexpected-dev libyaml-cpp-dev
   libseccomp-dev libsqlite3-dev libxxhash-dev libcsv-dev libgtest-dev libgmock-dev libbenchmark-dev
   valgrind ccache bubblewrap
+  python3
 )
 
 missing=()

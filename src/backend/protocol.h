@@ -55,6 +55,8 @@ enum class MsgType : uint8_t {
   Done = 13,
   Flushed = 14,
   SandboxViolation = 15,
+  BoundaryViolation = 16,
+  RunInfo = 17, // optional, just before DONE: how the call was timed (the PyPTO runner sends it)
 };
 
 // One tensor as the kernel sees it: a strided view at `offset` bytes into the arena.
@@ -110,10 +112,29 @@ struct DoneReply {
   std::string message;   // set_error text, empty if none
 };
 
+// What a runner that is not temper-worker adds about one call (runners/pypto): the kind of
+// DONE's kernel time ("host": wall clock around the call; "simulated": a cost model's estimate),
+// the seconds this call spent compiling (kept out of kernel_ns), the host wall time, and whether
+// the outputs hold computed values (PyPTO's RunMode.SIM writes none). temper-worker never sends it.
+struct RunInfoReply {
+  std::string time_kind;
+  int64_t compile_ns = 0;
+  int64_t wall_ns = 0;
+  bool outputs_valid = true;
+};
+
 // The kernel attempted a system call the sandbox forbids; the call did not happen.
 struct SandboxViolationReply {
   std::string syscall; // its name, qualified where the filter looked at arguments: "openat (for writing)"
   int32_t number = -1; // its number on the worker's architecture; -1 if unknown
+};
+
+// A runtime boundary check of the worker caught the kernel (temper-cuda-worker: work still
+// running after the timed window). Sent in place of DONE; the worker then exits. Workers that
+// have no such check never send it, so the protocol version is unchanged.
+struct BoundaryViolationReply {
+  std::string reason_code; // REJECTED_CHEAT's reason, e.g. "work_outside_timed_window"
+  std::string message;
 };
 
 // --- encoding ---------------------------------------------------------------------------------
@@ -305,6 +326,13 @@ inline std::string encode(const SandboxViolationReply& r) {
   return w.finish();
 }
 
+inline std::string encode(const BoundaryViolationReply& r) {
+  Writer w(MsgType::BoundaryViolation);
+  w.str(r.reason_code);
+  w.str(r.message);
+  return w.finish();
+}
+
 inline std::string encode(const LoadFailedReply& r) {
   Writer w(MsgType::LoadFailed);
   w.u8(r.harness ? 1 : 0);
@@ -381,6 +409,35 @@ inline std::optional<SandboxViolationReply> decode_sandbox_violation(std::string
   v.number = r.i32();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return v;
+}
+
+inline std::optional<BoundaryViolationReply> decode_boundary_violation(std::string_view payload) {
+  Reader r(payload);
+  BoundaryViolationReply v;
+  v.reason_code = r.str();
+  v.message = r.str();
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return v;
+}
+
+inline std::string encode(const RunInfoReply& r) {
+  Writer w(MsgType::RunInfo);
+  w.str(r.time_kind);
+  w.i64(r.compile_ns);
+  w.i64(r.wall_ns);
+  w.u8(r.outputs_valid ? 1 : 0);
+  return w.finish();
+}
+
+inline std::optional<RunInfoReply> decode_run_info(std::string_view payload) {
+  Reader r(payload);
+  RunInfoReply i;
+  i.time_kind = r.str();
+  i.compile_ns = r.i64();
+  i.wall_ns = r.i64();
+  i.outputs_valid = r.u8() != 0;
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return i;
 }
 
 inline std::optional<DoneReply> decode_done(std::string_view payload) {

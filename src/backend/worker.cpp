@@ -570,16 +570,27 @@ std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions
   // that it is judged, timed, or which arm it is (docs/security.md). OpenMP runtimes size their
   // pools from OMP_NUM_THREADS; a kernel gets the threads the task allows.
   std::vector<std::string> env_store = worker_environment(options.threads);
+  for (const std::string& extra : options.worker_env) {
+    std::string name = extra.substr(0, extra.find('=') + 1);
+    if (name.size() < 2 || name.rfind("TEMPER_", 0) == 0) continue;
+    std::erase_if(env_store, [&](const std::string& e) { return e.rfind(name, 0) == 0; });
+    env_store.push_back(extra);
+  }
   std::vector<char*> envp;
   for (auto& s : env_store) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string a0 = "temper-worker";
-  std::string a1 = "--protocol";
-  std::string a2 = std::to_string(proto::kVersion);
-  char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
+  // A runner (worker_args set: an interpreter and its script) keeps its own path as argv[0],
+  // which Python needs to find its prefix; it is the same for every worker of a judgement.
+  std::vector<std::string> args{options.worker_args.empty() ? std::string("temper-worker") : exe};
+  args.insert(args.end(), options.worker_args.begin(), options.worker_args.end());
+  args.push_back("--protocol");
+  args.push_back(std::to_string(proto::kVersion));
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
 
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv, envp.data());
+  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return harness(fmt::format("cannot start {}: {}", exe, std::strerror(rc)));
@@ -631,6 +642,27 @@ CallResult Worker::run(int set) {
     v.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
     return v;
   }
+  if (frame.type == proto::MsgType::BoundaryViolation) {
+    auto b = proto::decode_boundary_violation(frame.payload);
+    if (!b) return w.die(CallOutcome::Crashed, "sent a malformed boundary report during the call");
+    CallResult v = w.die(CallOutcome::SandboxViolation, b->message);
+    v.reason_code = b->reason_code;
+    w.dead->reason_code = b->reason_code;
+    v.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
+    return v;
+  }
+  std::optional<proto::RunInfoReply> info;
+  if (frame.type == proto::MsgType::RunInfo) {
+    info = proto::decode_run_info(frame.payload);
+    if (!info) return w.die(CallOutcome::Crashed, "sent a malformed RUN_INFO during the call");
+    switch (w.wait_frame(t0 + w.call_timeout, frame)) {
+    case Impl::Wait::Frame: break;
+    case Impl::Wait::Gone: return w.die_gone("during the call");
+    case Impl::Wait::TimedOut: return w.die(CallOutcome::TimedOut, "timed out after RUN_INFO; the worker was killed");
+    case Impl::Wait::Corrupt: return w.die(CallOutcome::Crashed, "corrupted the reply channel during the call");
+    }
+    t1 = Clock::now();
+  }
   std::optional<proto::DoneReply> done;
   if (frame.type == proto::MsgType::Done) done = proto::decode_done(frame.payload);
   if (!done) return w.die(CallOutcome::Crashed, "sent a malformed reply during the call");
@@ -640,6 +672,12 @@ CallResult Worker::run(int set) {
   r.kernel_seconds = static_cast<double>(done->kernel_ns) * 1e-9;
   r.cpu_seconds = static_cast<double>(done->cpu_ns) * 1e-9;
   r.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
+  if (info) {
+    r.time_kind = info->time_kind;
+    r.compile_seconds = static_cast<double>(info->compile_ns) * 1e-9;
+    r.wall_seconds = static_cast<double>(info->wall_ns) * 1e-9;
+    r.outputs_valid = info->outputs_valid;
+  }
   if (done->status == 0) {
     r.outcome = CallOutcome::Ok;
     r.message = std::move(done->message);

@@ -16,7 +16,12 @@
 namespace temper::backend {
 
 struct WorkerOptions {
-  std::filesystem::path worker_exe;  // the temper-worker binary
+  std::filesystem::path worker_exe;  // the temper-worker binary (or the runner's interpreter)
+  std::vector<std::string> worker_args; // put before "--protocol N": a runner script and its flags
+  // "NAME=value" added to the fixed environment (replacing a fixed one of the same name): what a
+  // runner's toolchain needs (PYTHONPATH, CANN's variables). The same for every worker of a
+  // judgement, both arms alike, never a TEMPER_* variable.
+  std::vector<std::string> worker_env;
   std::filesystem::path artifact;    // the kernel's shared object
   int threads = 1;                   // passed to the kernel as num_threads
   std::chrono::milliseconds call_timeout{60'000};
@@ -52,9 +57,16 @@ struct CallResult {
   std::string message;         // the kernel's error text, the signal, or the harness problem
   std::string violation;       // SandboxViolation: the forbidden call ("clone (a new process or
                                // namespace)"); empty when the worker could not name it
+  std::string reason_code;     // SandboxViolation from a runtime boundary check of the worker
+                               // (e.g. "work_outside_timed_window"); empty: a forbidden syscall
   double kernel_seconds = 0;   // measured by the worker around the call (monotonic clock)
   double cpu_seconds = 0;      // the worker thread's CPU time around the same call
   double round_trip_seconds = 0; // measured by the judge around the command
+  // From a runner's RUN_INFO (protocol.h); temper-worker's calls keep these defaults.
+  std::string time_kind = "host";  // what kernel_seconds is: host wall clock, or "simulated"
+  double compile_seconds = 0;      // JIT compile this call paid, not in kernel_seconds
+  double wall_seconds = 0;         // the runner's host wall time of the call (0: not reported)
+  bool outputs_valid = true;       // false: the outputs hold no computed values (RunMode.SIM)
 
   bool ok() const { return outcome == CallOutcome::Ok; }
 };

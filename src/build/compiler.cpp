@@ -1,5 +1,7 @@
 #include "build/compiler.h"
 
+#include "build/cuda_compiler.h"
+
 #include "util/hash.h"
 #include "util/host.h"
 
@@ -33,6 +35,12 @@ Expected<CompilerIdentity> identify_compiler(const std::string& program, util::P
   CompilerIdentity id;
   id.path = fs::weakly_canonical(path).string();
   id.version = r.output.substr(0, r.output.find('\n'));
+  // nvcc's first line names the driver program; its version is on the "release" line.
+  if (auto rel = r.output.find("release "); rel != std::string::npos) {
+    auto b = r.output.rfind('\n', rel);
+    b = b == std::string::npos ? 0 : b + 1;
+    id.version = r.output.substr(b, r.output.find('\n', rel) - b);
+  }
   util::Hasher h;
   h.add("compiler-identity-v1").add(id.path).add(r.output).add(util::host_info().cpu_signature());
   std::error_code ec;
@@ -55,6 +63,7 @@ fs::path temper_include_dir() {
 
 std::vector<std::string> compile_command(const CompilerSpec& compiler, const CompileRequest& req,
                                          const fs::path& output) {
+  if (compiler.kind == CompilerKind::Cuda) return nvcc_command(compiler, req, output);
   std::vector<std::string> argv = {compiler.program, "-std=c++20"};
   const auto& opt = req.flags.empty() ? compiler.flags : req.flags;
   argv.insert(argv.end(), opt.begin(), opt.end());

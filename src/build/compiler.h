@@ -17,9 +17,15 @@ namespace fs = std::filesystem;
 
 enum class ArtifactKind { SharedObject, Executable };
 
+// Host compilers (g++, clang++) build CPU kernels and goldens; nvcc builds CUDA kernels
+// (build/cuda_compiler.h has its command line).
+enum class CompilerKind { Host, Cuda };
+
 struct CompilerSpec {
   std::string program = "g++";                       // g++, clang++, or a path
   std::vector<std::string> flags = {"-O3", "-march=native"}; // optimization flags for kernels
+  CompilerKind kind = CompilerKind::Host;
+  std::string cuda_arch = {};                        // Cuda: "sm_90"
 };
 
 // The compiler as a cache key sees it: resolved path, version text, and (because -march=native

@@ -38,7 +38,28 @@ struct JudgeArgs : TimingArgs, ProfileArgs {
   std::string store;
   std::string profile_cases; // --profile
   std::string kb; // knowledge base for roofline bounds; default kb::default_kb_root()
+  std::string backend = "cpu";
+  std::string cuda_arch;
+  judge::PyptoOptions pypto;
+  std::string pypto_python;
+  std::string pypto_runner;
 };
+
+// --backend, --cuda-arch and the --pypto-* options, for judge and calibrate.
+void add_backend_options(CLI::App* cmd, JudgeArgs& a) {
+  cmd->add_option("--backend", a.backend,
+                  "Where kernels run: cpu (C++ kernels, kernel.h), cuda (.cu kernels, cuda_kernel.h, built with nvcc) "
+                  "or pypto (PyPTO Python files, docs/pypto.md)")
+      ->check(CLI::IsMember({"cpu", "cuda", "pypto"}))
+      ->capture_default_str();
+  cmd->add_option("--cuda-arch", a.cuda_arch, "cuda: target architecture, e.g. sm_90 (default: the GPU's, else sm_90)");
+  cmd->add_option("--pypto-mode", a.pypto.mode, "pypto: sim (cost model; no outputs, so UNCHECKED), npu, or plain")
+      ->check(CLI::IsMember({"sim", "npu", "plain"}))
+      ->capture_default_str();
+  cmd->add_option("--pypto-python", a.pypto_python, "pypto: the Python with pypto installed (default $TEMPER_PYPTO_PYTHON or python3)");
+  cmd->add_option("--pypto-runner", a.pypto_runner, "pypto: the runner script (default: runners/pypto/temper_pypto_runner.py)");
+  cmd->add_option("--pypto-entry", a.pypto.entry, "pypto: the host wrapper to call (default: the operator's schema name)");
+}
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   judge::JudgeOptions o;
@@ -54,6 +75,13 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   }
   o.compiler.program = a.compiler;
   if (!a.flags.empty()) o.compiler.flags = split_flags(a.flags);
+  o.backend = a.backend;
+  o.cuda_arch = a.cuda_arch;
+  if (a.backend == "cuda") {
+    // nvcc unless --compiler names another; its own default flags (-O3) unless --flags.
+    if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); c == nullptr || c->count() == 0) o.compiler.program = "nvcc";
+    if (a.flags.empty()) o.compiler.flags.clear();
+  }
   if (const CLI::Option* seed = cmd.get_option_no_throw("--seed"); seed && seed->count() > 0) o.seed = a.seed;
   o.fresh_seed = a.fresh_seed;
   o.jobs = a.jobs;
@@ -61,6 +89,9 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   if (a.trials > 0) o.trials = a.trials;
   o.progress = !a.quiet;
   o.temper_version = TEMPER_VERSION;
+  o.pypto = a.pypto;
+  o.pypto.python = a.pypto_python;
+  o.pypto.runner = a.pypto_runner;
   if (!a.reference.empty() || calibrate) {
     auto t = timing_options(a, calibrate);
     if (!t) {
@@ -85,8 +116,9 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
       if (calibrate) o.sealed_candidate = *sealed;
     }
     // Certified peaks of this target give cases without an explicit hardware bound one from the
-    // task's cost model (CANN-Bench score, fraction of roofline).
-    if (auto task = core::load_task(a.task); task && task->config.cost) {
+    // task's cost model (CANN-Bench score, fraction of roofline). The knowledge base's current
+    // target is this host, which pypto's kernels (NPU or its cost model) do not run on.
+    if (auto task = core::load_task(a.task); task && task->config.cost && a.backend != "pypto") {
       kb::KnowledgeBase base = kb::load_kb(a.kb.empty() ? kb::default_kb_root() : std::filesystem::path(a.kb));
       judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
       if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) o.timing->roofline = roof;
@@ -154,6 +186,7 @@ void register_judge_command(CLI::App& app, Action& action) {
   cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str();
   cmd->add_option("--trials", args->trials, "Correctness trials per case (at least 3; default from temper.yaml)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
+  add_backend_options(cmd, *args);
   add_timing_options(cmd, *args);
   cmd->add_option("--store", args->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)")
       ->group("Timing against a reference");
@@ -172,6 +205,7 @@ void register_judge_command(CLI::App& app, Action& action) {
   c->add_option("--compiler", cal->compiler, "C++ compiler")->capture_default_str();
   c->add_option("--flags", cal->flags, "Optimization flags");
   c->add_flag("--quiet,-q", cal->quiet, "No progress lines on stderr");
+  add_backend_options(c, *cal);
   add_timing_options(c, *cal);
   c->add_option("--store", cal->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)");
   c->callback([cal, c, &action] {

@@ -127,6 +127,7 @@ struct TemperConfig {
   int threads = 1;                                           // threads a kernel may use
   bool in_place = false;                                     // the op may write its inputs
   std::vector<std::string> allowed_libraries;                // beyond the defaults
+  std::vector<std::string> allowed_cuda_features;            // CUDA candidates: "streams", "l2_persistence"
   nlohmann::json timing = nlohmann::json::object();         // timing overrides, kept verbatim
   std::optional<CostModel> cost;
   std::map<int64_t, double> hardware_bound_us;               // case id -> hardware lower bound (us)

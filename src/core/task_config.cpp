@@ -29,7 +29,7 @@ public:
     }
     check_keys(root,
                {"schema_version", "golden", "reference", "tolerance", "threads", "trials",
-                "in_place", "allowed_libraries", "timing", "constraints", "cost", "hardware_bound_us"},
+                "in_place", "allowed_libraries", "allowed_cuda_features", "timing", "constraints", "cost", "hardware_bound_us"},
                "temper.yaml", m_file, m_diags);
     read_version(root);
     if (const YAML::Node n = root["golden"]; n.IsDefined())
@@ -59,6 +59,8 @@ public:
     }
     if (const YAML::Node n = root["allowed_libraries"]; n.IsDefined())
       read_libraries(n);
+    if (const YAML::Node n = root["allowed_cuda_features"]; n.IsDefined())
+      read_cuda_features(n);
     if (const YAML::Node n = root["timing"]; n.IsDefined()) {
       if (!n.IsMap())
         error(n, "timing must be a map of timing overrides");
@@ -232,6 +234,21 @@ private:
     for (const auto& item : n)
       if (auto t = read_text(item, "each allowed library"))
         m_cfg.allowed_libraries.push_back(*t);
+  }
+
+  void read_cuda_features(const YAML::Node& n) {
+    if (!n.IsSequence()) {
+      error(n, "allowed_cuda_features must be a list of: streams, l2_persistence");
+      return;
+    }
+    for (const auto& item : n) {
+      auto t = read_text(item, "each allowed CUDA feature");
+      if (!t) continue;
+      if (*t != "streams" && *t != "l2_persistence")
+        error(item, fmt::format("unknown CUDA feature '{}' (known: streams, l2_persistence)", *t));
+      else
+        m_cfg.allowed_cuda_features.push_back(*t);
+    }
   }
 
   void read_constraints(const YAML::Node& n) {

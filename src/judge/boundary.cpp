@@ -201,6 +201,31 @@ BoundaryPolicy boundary_policy_for(const core::Task& task, const std::vector<fs:
   return p;
 }
 
+void add_cuda_policy(BoundaryPolicy& p, const core::Task& task) {
+  add_unique(p.allowed_libraries, "libcudart.so");
+  auto allowed = [&](const char* feature) {
+    const auto& f = task.config.allowed_cuda_features;
+    return std::find(f.begin(), f.end(), feature) != f.end();
+  };
+  if (!allowed("streams")) {
+    const char* why = "creating streams is forbidden in a CUDA candidate: work on another stream escapes the timed "
+                      "window (allowed_cuda_features: [streams] admits it)";
+    for (const char* n : {"cudaStreamCreate", "cuStreamCreate"}) p.forbidden_imports.push_back({n, true, why});
+  }
+  if (!allowed("l2_persistence")) {
+    const char* why = "L2 persistence controls are forbidden in a CUDA candidate: they defeat the cold-L2 protocol "
+                      "(allowed_cuda_features: [l2_persistence] admits them)";
+    for (const char* n : {"cudaCtxResetPersistingL2Cache", "cuCtxResetPersistingL2Cache", "cudaStreamSetAttribute",
+                          "cuStreamSetAttribute", "cudaDeviceSetLimit", "cuCtxSetLimit", "cudaGraphKernelNodeSetAttribute",
+                          "cuGraphKernelNodeSetAttribute"}) {
+      p.forbidden_imports.push_back({n, true, why});
+    }
+  }
+  for (const char* n : {"cudaDeviceReset", "cuCtxDestroy", "cuDevicePrimaryCtxReset"}) {
+    p.forbidden_imports.push_back({n, true, "resetting the device destroys the worker's context, buffers and timers"});
+  }
+}
+
 const std::string& BoundaryVerdict::reason_code() const {
   static const std::string none;
   return violations.empty() ? none : violations.front().reason_code;
@@ -222,7 +247,9 @@ void BoundaryVerdict::append(const BoundaryVerdict& other) {
 std::set<std::string> callable_exports(const build::ElfInfo& reference) {
   std::set<std::string> out;
   for (const auto& s : reference.exports) {
-    if (s.binding == build::SymbolBinding::Global && s.name != "temper_kernel") out.insert(s.name);
+    if (s.binding == build::SymbolBinding::Global && s.name != "temper_kernel" && s.name != "temper_cuda_kernel") {
+      out.insert(s.name);
+    }
   }
   return out;
 }

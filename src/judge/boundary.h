@@ -34,6 +34,8 @@ inline constexpr std::string_view kWritesInputs = "writes_inputs";
 inline constexpr std::string_view kStaleOutput = "stale_output";     // an earlier call's output for other inputs
 inline constexpr std::string_view kDeferredWork = "deferred_work";   // the output changed after the call returned
 inline constexpr std::string_view kTimedBehaviourDiffers = "timed_behaviour_differs";
+// Found at run time by temper-cuda-worker: work still running after the timed window.
+inline constexpr std::string_view kWorkOutsideTimedWindow = "work_outside_timed_window";
 
 // An imported symbol no candidate may use: the exact name, or every name starting with it.
 struct ForbiddenImport {
@@ -63,6 +65,13 @@ void protect_directory(BoundaryPolicy& policy, const std::filesystem::path& dir)
 // is the candidate itself (judging the reference, as task checks do) is not protected.
 BoundaryPolicy boundary_policy_for(const core::Task& task, const std::vector<std::filesystem::path>& references,
                                    const std::filesystem::path& candidate, const std::filesystem::path& cache_root);
+
+// The CUDA backend's additions (docs/cuda.md): the CUDA runtime (libcudart) among the allowed
+// libraries; creating streams and L2 persistence (access-policy attributes, persisting-L2
+// limits and resets) among the forbidden imports unless the task's allowed_cuda_features
+// names "streams" or "l2_persistence"; resetting the device always. cuBLAS, cuDNN and other
+// libraries stay forbidden unless allowed_libraries names them.
+void add_cuda_policy(BoundaryPolicy& policy, const core::Task& task);
 
 struct BoundaryViolation {
   std::string reason_code; // one of the k* codes above

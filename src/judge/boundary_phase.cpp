@@ -34,14 +34,16 @@ Expected<std::vector<BoundaryVerdict>> check_boundary(const core::Task& task, co
                                                       const std::vector<fs::path>& protected_dirs,
                                                       const std::vector<const build::CompileResult*>& candidate_builds,
                                                       const std::vector<build::CompileResult>& reference_builds,
-                                                      const core::Case& any_case, build::CompileCache& cache) {
+                                                      const core::Case& any_case, build::CompileCache& cache,
+                                                      std::string_view backend) {
   BoundaryPolicy policy = boundary_policy_for(task, protected_references, candidate, util::cache_root());
+  if (backend == "cuda") add_cuda_policy(policy, task);
   for (const auto& dir : protected_dirs) protect_directory(policy, dir);
   TEMPER_TRY_ASSIGN(const BoundaryVerdict source_verdict,
                     check_source_tree(candidate, {candidate.parent_path(), build::temper_include_dir()},
                                       build::temper_include_dir(), policy));
   std::vector<build::CompileResult> export_builds = reference_builds;
-  if (auto cpu = task.config.reference.find("cpu"); export_builds.empty() && cpu != task.config.reference.end()) {
+  if (auto cpu = task.config.reference.find(std::string(backend)); export_builds.empty() && cpu != task.config.reference.end()) {
     TEMPER_TRY_ASSIGN(std::string ref_text, util::read_file(cpu->second));
     build::CompileRequest r;
     r.source = cpu->second;

@@ -1,7 +1,8 @@
 // The boundary checks of a job, before any candidate code runs: the candidate's source (and the
 // local headers it includes) must not name the vault, the references, the golden or the cache;
 // each candidate artifact must import nothing forbidden, link only allowed libraries and not
-// bind to a symbol the reference exports. Shared by judge and probe.
+// bind to a symbol the reference exports. Shared by judge and probe. `backend` "cuda" adds the
+// CUDA policy (add_cuda_policy) and takes the task's cuda reference for the exports.
 #pragma once
 
 #include "build/compile_cache.h"
@@ -9,6 +10,7 @@
 #include "judge/boundary.h"
 
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 namespace temper::judge {
@@ -22,6 +24,7 @@ Expected<std::vector<BoundaryVerdict>> check_boundary(const core::Task& task, co
                                                       const std::vector<std::filesystem::path>& protected_dirs,
                                                       const std::vector<const build::CompileResult*>& candidate_builds,
                                                       const std::vector<build::CompileResult>& reference_builds,
-                                                      const core::Case& any_case, build::CompileCache& cache);
+                                                      const core::Case& any_case, build::CompileCache& cache,
+                                                      std::string_view backend = "cpu");
 
 } // namespace temper::judge

@@ -8,6 +8,8 @@
 #include "judge/status.h"
 #include "judge/timing.h"
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +45,7 @@ struct CaseResult {
   double compile_seconds = 0;
   bool compile_cache_hit = false;
   std::string compile_diagnostics; // kept for COMPILE_ERROR, and warnings
+  nlohmann::json resources;        // CUDA: ptxas's static resources (build/ptxas_resources.h); null otherwise
 
   // Golden.
   // Golden phase (before any candidate code loads): seconds spent computing this case's golden
@@ -70,6 +73,8 @@ struct CaseResult {
   std::optional<profile::CaseProfile> profile;
 
   double kernel_seconds = 0; // median over trials
+  std::string time_kind = "host"; // what kernel_seconds is: "host" wall clock, or "simulated" (PyPTO SIM)
+  double jit_compile_seconds = 0; // run-time (JIT) compile the backend reported, never in kernel_seconds
   double wall_seconds = 0;   // judge time spent on this case
 };
 

@@ -106,7 +106,9 @@ std::vector<core::HostTensor> twin_inputs(std::vector<core::HostTensor> inputs, 
 
 void fail_call(CaseResult& result, const backend::CallResult& call, const backend::Worker* worker) {
   result.status = status_for(call.outcome);
-  if (call.outcome == backend::CallOutcome::SandboxViolation) result.reason_code = std::string(kForbiddenSyscall);
+  if (call.outcome == backend::CallOutcome::SandboxViolation) {
+    result.reason_code = call.reason_code.empty() ? std::string(kForbiddenSyscall) : call.reason_code;
+  }
   result.message = call.message;
   if (worker) result.output_tail = worker->output_tail();
 }
@@ -156,6 +158,8 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
       TEMPER_TRY_ASSIGN(arena, backend::SharedArena::create(layout));
       backend::WorkerOptions wo;
       wo.worker_exe = config.worker_exe;
+      wo.worker_args = config.worker_args;
+      wo.worker_env = config.worker_env;
       wo.artifact = artifact;
       wo.threads = config.threads;
       wo.call_timeout = config.call_timeout;
@@ -194,6 +198,18 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
                  trial + 1);
           return {};
         }
+      }
+      result.jit_compile_seconds += r.compile_seconds;
+      result.time_kind = r.time_kind;
+      if (!r.outputs_valid) {
+        // PyPTO's RunMode.SIM estimates time and writes no outputs: there is nothing to check.
+        result.status = CaseStatus::Unchecked;
+        result.message = "unsupported: this backend mode computes no output values (PyPTO RunMode.SIM is a cost model); "
+                         "correctness needs NPU mode; kernel_s is the simulated time";
+        result.kernel_seconds = r.kernel_seconds;
+        result.trials_run = trial + 1;
+        if (worker) result.output_tail = worker->output_tail();
+        return {};
       }
       if (call == 1) {
         if (got_bytes != first_call_bytes) result.nondeterministic = true;

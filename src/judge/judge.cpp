@@ -8,6 +8,7 @@
 #include "judge/boundary_phase.h"
 #include "judge/correctness.h"
 #include "judge/golden.h"
+#include "judge/kernel_backend.h"
 #include "judge/timing_phase.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -99,16 +100,29 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     if (!fs::is_regular_file(opt.candidate, ec)) return fail("candidate {} is not a file", opt.candidate.string());
     TEMPER_TRY_ASSIGN(source_text, util::read_file(opt.candidate));
   }
-  fs::path worker_exe = opt.worker_exe.empty() ? default_worker_exe() : opt.worker_exe;
+  BackendRequest backend_request{opt.backend, opt.compiler, opt.cuda_arch, opt.worker_exe, opt.pypto, &task.op};
+  TEMPER_TRY_ASSIGN(const KernelBackend backend, prepare_backend(backend_request, runner));
+  const fs::path& worker_exe = backend.worker_exe;
+  // pypto: candidates are Python files run by temper's PyPTO runner; nothing is built for them,
+  // so there are no artifacts to seal, profile or check as ELF (kernel_backend.h).
+  const bool builds_kernels = backend.builds_kernels;
+  if (!builds_kernels && (sealed_candidate || (opt.timing && opt.timing->sealed))) {
+    return fail("sealed references hold compiled artifacts; the {} backend judges source files, so give the reference as a file",
+                backend.name);
+  }
+  if (!builds_kernels && opt.profile) {
+    return fail("--profile measures compiled kernels; the {} backend runs source files in its runner", backend.name);
+  }
   if (!fs::is_regular_file(worker_exe, ec)) return fail("the worker binary {} is missing; rebuild temper", worker_exe.string());
 
   const int jobs = job_count(opt.jobs);
   const uint64_t job_seed = opt.seed ? *opt.seed : opt.fresh_seed ? random_seed() : machine_secret_seed();
   const int trials = std::max(3, opt.trials.value_or(task.config.trials));
 
-  build::CompileCache cache(util::cache_root() / "compile", opt.compiler, runner);
-  TEMPER_TRY_ASSIGN(build::CompilerIdentity compiler_id, build::identify_compiler(opt.compiler.program, runner));
-  GoldenRunner golden(task, cache, runner, util::cache_root() / "golden");
+  build::CompileCache cache(util::cache_root() / "compile", backend.compiler, runner);
+  build::CompileCache host_cache(util::cache_root() / "compile", backend.host_compiler, runner); // goldens
+  TEMPER_TRY_ASSIGN(build::CompilerIdentity compiler_id, build::identify_compiler(backend.compiler.program, runner));
+  GoldenRunner golden(task, host_cache, runner, util::cache_root() / "golden");
 
   // 1. Build: the golden, the candidate and the reference (each once, or once per case when
   // its source asks to be specialized), all through the cache, in parallel.
@@ -133,11 +147,12 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     }
     return out;
   };
-  const bool specialized = sealed_candidate ? sealed_candidate->specialized : build::wants_specialization(source_text);
+  const bool specialized = sealed_candidate ? sealed_candidate->specialized : builds_kernels && build::wants_specialization(source_text);
   std::vector<build::CompileRequest> reqs;
-  if (!sealed_candidate) reqs = requests_for(opt.candidate, source_text, {}, "candidate");
+  if (!sealed_candidate && builds_kernels) reqs = requests_for(opt.candidate, source_text, {}, "candidate");
   const size_t candidate_builds = reqs.size();
   std::vector<std::string> reference_flags;
+  std::string reference_text;
   bool reference_specialized = false;
   if (opt.timing && opt.timing->sealed) {
     // A sealed reference was built once, under its own protocol: the candidate must match it.
@@ -156,16 +171,20 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     const fs::path& ref = opt.timing->reference;
     if (!fs::is_regular_file(ref, ec)) return fail("reference {} is not a file", ref.string());
     TEMPER_TRY_ASSIGN(std::string ref_text, util::read_file(ref));
-    reference_flags = opt.timing->reference_flags.empty() ? opt.compiler.flags : opt.timing->reference_flags;
+    reference_flags = opt.timing->reference_flags.empty() ? backend.compiler.flags : opt.timing->reference_flags;
     // One protocol for both arms: the judge refuses to compare builds made differently.
-    if (reference_flags != opt.compiler.flags) {
+    if (reference_flags != backend.compiler.flags) {
       return fail("refusing to compare measurements taken under different protocols: flags differ (reference: {}, candidate: {}); "
                   "build both the same way",
-                  fmt::join(reference_flags, " "), fmt::join(opt.compiler.flags, " "));
+                  fmt::join(reference_flags, " "), fmt::join(backend.compiler.flags, " "));
     }
-    reference_specialized = build::wants_specialization(ref_text);
-    auto ref_reqs = requests_for(ref, ref_text, reference_flags, "reference");
-    reqs.insert(reqs.end(), ref_reqs.begin(), ref_reqs.end());
+    reference_specialized = builds_kernels && build::wants_specialization(ref_text);
+    if (builds_kernels) {
+      auto ref_reqs = requests_for(ref, ref_text, reference_flags, "reference");
+      reqs.insert(reqs.end(), ref_reqs.begin(), ref_reqs.end());
+    } else {
+      reference_text = ref_text;
+    }
   }
   progress.status(fmt::format("compiling {} build(s) and the golden", reqs.size()));
   auto golden_ready = std::async(std::launch::async, [&] { return golden.prepare(); });
@@ -207,6 +226,20 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
       if (!sealed.specialized) break;
     }
   }
+  if (!builds_kernels) {
+    // The source file itself is the artifact; its content hash stands for the build key.
+    auto as_artifact = [](const fs::path& file, const std::string& text, const char* label) {
+      build::CompileResult r;
+      r.ok = true;
+      r.artifact = fs::absolute(file);
+      r.key = util::hash_hex(text);
+      r.label = label;
+      r.cache_hit = true;
+      return r;
+    };
+    builds.emplace_back(as_artifact(opt.candidate, source_text, "candidate"));
+    if (opt.timing) ref_builds.push_back(as_artifact(opt.timing->reference, reference_text, "reference"));
+  }
   for (size_t k = candidate_builds; k < all_builds.size(); ++k) {
     if (!all_builds[k]->ok) {
       return fail("the reference {} does not compile:\n{}", opt.timing->reference.string(), all_builds[k]->diagnostics);
@@ -229,6 +262,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     r.compile_seconds = b.seconds;
     r.compile_cache_hit = b.cache_hit;
     r.compile_diagnostics = b.diagnostics;
+    attach_static_resources(backend, b, r);
     if (!b.ok) {
       r.status = CaseStatus::CompileError;
       auto first_line = b.diagnostics.find("error");
@@ -239,7 +273,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
 
   // 1b. Boundary checks, before any candidate code runs (boundary_phase.h). A sealed reference
   // is trusted: it passed them, or was written by whoever owns the task, when it was sealed.
-  if (!sealed_candidate) {
+  // They read ELF artifacts; a PyPTO candidate has none (docs/pypto.md says what that leaves open).
+  if (!sealed_candidate && builds_kernels) {
     std::vector<fs::path> protected_refs;
     std::vector<fs::path> protected_dirs;
     if (opt.timing && opt.timing->sealed) protected_dirs.push_back(opt.timing->sealed->dir);
@@ -248,7 +283,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     for (auto& b : builds) built.push_back(&*b);
     TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
                       check_boundary(task, opt.candidate, protected_refs, protected_dirs, built, ref_builds,
-                                                   *cases.front(), cache));
+                                                   *cases.front(), cache, backend.name));
     for (size_t i = 0; i < cases.size(); ++i) {
       CaseResult& r = report.cases[i];
       const BoundaryVerdict& v = verdicts[specialized ? i : 0];
@@ -256,6 +291,15 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
       r.status = CaseStatus::RejectedCheat;
       r.reason_code = v.reason_code();
       r.message = v.message();
+    }
+  }
+  // 1c. A backend that cannot run here (CUDA without a GPU) ends the job after the static
+  // checks: every case that got this far says why, and nothing else runs.
+  if (backend.unsupported) {
+    for (auto& r : report.cases) {
+      if (r.status != CaseStatus::Passed) continue;
+      r.status = CaseStatus::Unsupported;
+      r.message = *backend.unsupported;
     }
   }
 
@@ -299,6 +343,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   // 3. Candidate checks, one fresh worker per case.
   CorrectnessConfig cc;
   cc.worker_exe = worker_exe;
+  cc.worker_args = backend.worker_args;
+  cc.worker_env = backend.worker_env;
   cc.threads = task.config.threads;
   cc.call_timeout = opt.call_timeout;
   cc.memory_limit_bytes = opt.memory_limit_bytes;
@@ -324,8 +370,17 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
 
   // 4. Timing against the reference, cases one at a time (never two measurements at once).
   if (opt.timing) {
-    TimingConfig tc = make_timing_config(*opt.timing, task, opt.compiler, compiler_id, worker_exe, opt.call_timeout,
+    TimingConfig tc = make_timing_config(*opt.timing, task, backend.compiler, compiler_id, worker_exe, opt.call_timeout,
                                          opt.memory_limit_bytes);
+    tc.worker_args = backend.worker_args;
+    tc.worker_env = backend.worker_env;
+    if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
+    if (!backend.protocol_compiler.empty()) {
+      // The arms run source in a runner, not builds of the compiler: the protocol names the runner.
+      tc.protocol.compiler = backend.protocol_compiler;
+      tc.protocol.flags = {};
+    }
+    if (opt.timing->protocol.flush_bytes == 0 && backend.flush_bytes > 0) tc.protocol.flush_bytes = backend.flush_bytes;
     TimingPhaseInput in;
     in.task = &task;
     in.cases = cases;
@@ -364,7 +419,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   }
 
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
+  report.context = job_context({opt.temper_version, &backend.compiler, &compiler_id, specialized, job_seed, trials, &task,
                                  opt.call_timeout,
                                  sealed_candidate ? fs::path("sealed:" + sealed_candidate->name) : opt.candidate,
                                  sealed_candidate ? sealed_candidate->content_hash : util::hash_hex(source_text)});
@@ -380,6 +435,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     const SealedRef& s = *opt.timing->sealed;
     report.context["reference"] = {{"sealed", s.name}, {"content_hash", s.content_hash}, {"date", s.date}};
   }
+  report.context["backend"] = backend.facts;
   return report;
 }
 

@@ -7,6 +7,7 @@
 #include "judge/case_result.h"
 #include "judge/seal.h"
 #include "judge/profile/profile_phase.h"
+#include "judge/pypto_backend.h"
 #include "judge/roofline.h"
 #include "judge/timing.h"
 #include "util/error.h"
@@ -51,12 +52,15 @@ struct JudgeOptions {
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30;
   std::optional<int> trials;             // overrides the task's trials (at least 3)
-  std::filesystem::path worker_exe;      // default: temper-worker beside the running binary
+  std::filesystem::path worker_exe;      // default: the backend's worker beside the running binary
+  std::string backend = "cpu";           // cpu | cuda | pypto (judge/kernel_backend.h); cuda: `compiler` is nvcc
+  std::string cuda_arch;                 // cuda: empty means the device's architecture, else sm_90
   bool progress = true;                  // progress lines on stderr
   std::string temper_version = "dev";
   std::optional<TimingOptions> timing;   // set: also time against the reference
   std::optional<SealedRef> sealed_candidate; // set: judge this sealed reference's artifacts instead of `candidate`
   std::optional<profile::ProfilePhaseOptions> profile; // set: metrics and mechanism expectations
+  PyptoOptions pypto;                    // with backend pypto
 };
 
 struct JudgeReport {

@@ -21,6 +21,8 @@ std::string_view status_name(CaseStatus s) {
   case CaseStatus::CompileError: return "COMPILE_ERROR";
   case CaseStatus::RejectedCheat: return "REJECTED_CHEAT";
   case CaseStatus::TooSlow: return "TOO_SLOW";
+  case CaseStatus::Unsupported: return "UNSUPPORTED";
+  case CaseStatus::Unchecked: return "UNCHECKED";
   }
   return "?";
 }
@@ -157,13 +159,15 @@ nlohmann::json case_to_json(const CaseResult& c) {
       {"trials", c.trials_run},
       {"nondeterministic", c.nondeterministic},
       {"kernel_seconds", c.kernel_seconds},
+      {"time_kind", c.time_kind},
       {"wall_seconds", c.wall_seconds},
-      {"compile", {{"seconds", c.compile_seconds}, {"cache_hit", c.compile_cache_hit}}},
+      {"compile", {{"seconds", c.compile_seconds}, {"cache_hit", c.compile_cache_hit}, {"jit_seconds", c.jit_compile_seconds}}},
       {"golden", {{"seconds", c.golden_seconds}, {"cache_hits", c.golden_cache_hits}}},
   };
   if (!c.message.empty()) j["message"] = c.message;
   if (!c.reason_code.empty()) j["reason_code"] = c.reason_code;
   if (c.status == CaseStatus::CompileError) j["compile"]["diagnostics"] = c.compile_diagnostics;
+  if (!c.resources.is_null()) j["compile"]["resources"] = c.resources;
   nlohmann::json outputs = nlohmann::json::object();
   for (const auto& [name, cmp] : c.comparisons) outputs[name] = comparison_json(cmp);
   j["outputs"] = outputs;
@@ -239,6 +243,7 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
     out << fmt::format("{:>5}  {:<9} {:<{}} {} {:>9} {:>9} {:>10.6f}", c.case_id, dtypes_text(c), shape, shape_w,
                        paint(c.status, fmt::format("{:<20}", status)), error_text(c.max_abs), error_text(c.max_rel),
                        c.kernel_seconds);
+    if (c.time_kind != "host") out << " (" << c.time_kind << ")";
     if (timed && c.timing && !c.timing->jobs.empty()) {
       const auto& t = *c.timing;
       std::string verdict = std::string(verdict_name(t.verdict)) + (t.confirmed ? "" : t.jobs.size() > 1 ? "?" : "");
@@ -265,6 +270,14 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
     if (c.profile) profile::print_expectations(*c.profile, c.case_id, out);
   }
   out << fmt::format("\n{} of {} cases passed ({:.1f} s)\n", passed, r.cases.size(), r.wall_seconds);
+  double jit = 0;
+  bool simulated = false;
+  for (const auto& c : r.cases) {
+    jit += c.jit_compile_seconds;
+    simulated = simulated || c.time_kind == "simulated";
+  }
+  if (jit > 0) out << fmt::format("JIT compile: {:.2f} s in all, kept out of kernel_s\n", jit);
+  if (simulated) out << "kernel_s marked (simulated) is the PyPTO cost model's estimate, not a measurement\n";
   if (timed) {
     const auto& t = r.timing_overall;
     std::string geo = t["geomean_speedup"].is_null() ? "n/a" : fmt::format("{:.3f}", t["geomean_speedup"].get<double>());

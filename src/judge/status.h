@@ -16,6 +16,8 @@ enum class CaseStatus {
   CompileError,
   RejectedCheat,
   TooSlow,
+  Unsupported, // the backend cannot run kernels on this machine (CUDA without a GPU); nothing ran
+  Unchecked, // the backend mode computes no output values (PyPTO RunMode.SIM): nothing to compare
 };
 
 std::string_view status_name(CaseStatus s); // PASSED, INCORRECT_NUMERICAL, ...

@@ -163,6 +163,7 @@ public:
   bool behaviour_differs() const { return m_behaviour_differs; }
   const std::string& cheat_reason() const { return m_cheat_reason; } // stale_output, deferred_work or empty
   std::optional<backend::CallOutcome> failure() const { return m_failure; }
+  const std::string& failure_reason() const { return m_failure_reason; }
 
 private:
   void restore(int set, int values) {
@@ -174,6 +175,7 @@ private:
 
   TimedSample failed(const backend::CallResult& r) {
     m_failure = r.outcome;
+    m_failure_reason = r.reason_code;
     TimedSample s;
     s.ok = false;
     s.message = r.message;
@@ -248,6 +250,7 @@ private:
   std::string m_cheat_reason;
   std::vector<int> m_visits; // per slot: samples taken there
   std::optional<backend::CallOutcome> m_failure;
+  std::string m_failure_reason; // a runtime boundary check's reason code, if one stopped the arm
 };
 
 // Runs the calling thread on `cpus` while alive, then restores its affinity. Best effort: a CPU
@@ -314,6 +317,8 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
 
   backend::WorkerOptions wo;
   wo.worker_exe = config.worker_exe;
+  wo.worker_args = config.worker_args;
+  wo.worker_env = config.worker_env;
   wo.threads = p.threads;
   wo.call_timeout = config.call_timeout;
   wo.memory_limit_bytes = config.memory_limit_bytes;
@@ -373,7 +378,9 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
                          : cand.failure() == backend::CallOutcome::TimedOut ? CaseStatus::Timeout
                          : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
                                                                              : CaseStatus::RuntimeError;
-    if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
+    if (out.failure_status == CaseStatus::RejectedCheat) {
+      out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
+    }
   }
   out.delta = noise_threshold(calibrated_noise, config.noise_floor);
   out.verdict = paired_verdict(out.paired, out.delta);

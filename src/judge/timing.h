@@ -68,6 +68,8 @@ struct TimingConfig {
   MeasurementProtocol protocol;
   CrossCheck cross_check;
   std::filesystem::path worker_exe;
+  std::vector<std::string> worker_args; // a runner script and its flags (the pypto backend)
+  std::vector<std::string> worker_env;  // added to the worker's fixed environment (WorkerOptions)
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30;
   double noise_floor = kDefaultNoiseFloor;

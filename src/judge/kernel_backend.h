@@ -1,0 +1,59 @@
+// Which hardware a judgement runs kernels on: the compiler that builds candidates and
+// references, the worker that runs them, and what the report and the timing protocol say about
+// it. `cpu` is g++/clang++ and temper-worker; `cuda` is nvcc and temper-cuda-worker, on the
+// GPU the worker finds (docs/cuda.md); `pypto` runs PyPTO Python files, unbuilt, in temper's
+// PyPTO runner, a Python process speaking the worker protocol (docs/pypto.md). The rest of the
+// judge is the same for all.
+#pragma once
+
+#include "build/compile_cache.h"
+#include "build/compiler.h"
+#include "judge/case_result.h"
+#include "judge/pypto_backend.h"
+#include "util/error.h"
+#include "util/process.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace temper::judge {
+
+struct KernelBackend {
+  std::string name = "cpu";
+  build::CompilerSpec compiler;           // candidates and references
+  build::CompilerSpec host_compiler;      // goldens (always a host compiler)
+  std::filesystem::path worker_exe;       // pypto: the Python interpreter
+  std::vector<std::string> worker_args;   // before "--protocol N": pypto's runner script and its flags
+  std::vector<std::string> worker_env;    // added to the workers' fixed environment: pypto's Python and CANN setup
+  // false (pypto): candidates are source files the worker runs as they are; nothing is compiled
+  // for them and the ELF boundary checks do not apply (docs/pypto.md says what that leaves open).
+  bool builds_kernels = true;
+  std::optional<std::string> unsupported; // why kernels cannot run here ("no GPU: ..."); builds and static checks still run
+  nlohmann::json facts = nlohmann::json::object(); // the report's context.backend
+  std::string clock;                      // MeasurementProtocol::clock; empty: the CPU default
+  std::string protocol_compiler;          // MeasurementProtocol::compiler; empty: the compiler's version
+  size_t flush_bytes = 0;                 // default cold-cache buffer; 0: the host's default
+};
+
+struct BackendRequest {
+  std::string name = "cpu";          // cpu | cuda | pypto
+  build::CompilerSpec compiler;      // cpu: as given; cuda: program "nvcc" (found) or a path, and flags
+  std::string cuda_arch;             // empty: the device's, else sm_90
+  std::filesystem::path worker_exe;  // empty: the backend's worker beside temper
+  PyptoOptions pypto;                // pypto: mode, interpreter, runner, entry
+  const core::Operator* op = nullptr; // pypto: names the default entry
+};
+
+// Resolves the backend. Errors: an unknown name, nvcc missing for cuda, an invalid --cuda-arch,
+// a broken worker, pypto's interpreter or runner missing. A machine without a GPU is not an error: `unsupported` says why.
+Expected<KernelBackend> prepare_backend(const BackendRequest& request, util::ProcessRunner& runner);
+
+// Records what the build of one case says about it: for CUDA builds, ptxas's registers, shared
+// memory, spills and stack (CaseResult::resources). Nothing for CPU builds.
+void attach_static_resources(const KernelBackend& backend, const build::CompileResult& build, CaseResult& result);
+
+} // namespace temper::judge

@@ -1,0 +1,377 @@
+// temper-cuda-worker: runs one CUDA kernel artifact (include/temper/cuda_kernel.h), driven by
+// the judge over backend/protocol.h exactly as temper-worker is. The tensors live twice: in the
+// judge's shared arena (host) and in one device allocation each. RUN copies the set's inputs
+// and the poisoned outputs to the device, runs the cold-L2 step when FLUSH asked for it, times
+// one call with events on the worker's stream, then copies outputs and inputs back so the judge
+// checks them as it checks CPU kernels.
+//
+//   temper-cuda-worker --protocol 2    (started by temper)
+//   temper-cuda-worker --probe         (one JSON line: the device, or why there is none)
+//
+// It loads the CUDA driver and runtime with dlopen (worker/cuda_api.h), so it starts anywhere;
+// without a GPU, --probe and LOAD say "no GPU: <reason>". It installs no seccomp/Landlock
+// sandbox: the driver needs device files, ioctls, memory mappings and threads of its own
+// (docs/cuda.md); the static boundary checks run before it is started.
+#include "backend/protocol.h"
+#include "worker/cuda_api.h"
+#include "worker/worker_io.h"
+
+#include <temper/cuda_kernel.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <sched.h>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+namespace proto = temper::backend::protocol;
+namespace io = temper::worker::io;
+namespace cu = temper::worker::cuda;
+
+namespace {
+
+constexpr const char* kName = "temper-cuda-worker";
+constexpr size_t kMaxErrorBytes = 4096;
+// Device synchronization after the end event may take this long (plus a tenth of the kernel's
+// time) before the wait counts as work left running: an idle device answers in microseconds.
+constexpr double kLateWorkSeconds = 0.5e-3;
+
+char g_error[kMaxErrorBytes];
+size_t g_error_len = 0;
+
+extern "C" void worker_set_error(const char* message) {
+  if (message == nullptr) {
+    g_error_len = 0;
+    return;
+  }
+  size_t n = ::strnlen(message, kMaxErrorBytes);
+  std::memcpy(g_error, message, n);
+  g_error_len = n;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+int probe() {
+  cu::Api api;
+  cu::Device d;
+  std::string why = cu::load(api, d);
+  if (!why.empty()) {
+    std::printf("{\"schema_version\":1,\"supported\":false,\"reason\":\"%s\"}\n", json_escape(why).c_str());
+    return 0;
+  }
+  std::printf("{\"schema_version\":1,\"supported\":true,\"device\":\"%s\",\"compute_capability\":\"%d.%d\","
+              "\"arch\":\"sm_%d%d\",\"sm_count\":%d,\"l2_bytes\":%lld,\"driver_version\":%d,\"runtime_version\":%d}\n",
+              json_escape(d.name).c_str(), d.cc_major, d.cc_minor, d.cc_major, d.cc_minor, d.sm_count,
+              static_cast<long long>(d.l2_bytes), d.driver_version, d.runtime_version);
+  return 0;
+}
+
+// One tensor: its host copy in the arena and its device allocation.
+struct Buffer {
+  unsigned char* host = nullptr;
+  void* device = nullptr;
+  size_t bytes = 0;
+  temper_tensor view{}; // data = device
+};
+
+struct State {
+  cu::Api api;
+  cu::Device device;
+  proto::LoadCommand load;
+  temper_cuda_kernel_fn fn = nullptr;
+  int per_set = 0;
+  std::vector<std::vector<Buffer>> inputs; // [set][k]: host sides differ, device sides are shared per k
+  std::vector<Buffer> outputs;
+  std::vector<temper_attr> attrs;
+  std::vector<temper_tensor> call_inputs, call_outputs;
+  std::vector<temper_attr> call_attrs;
+  std::vector<unsigned char> snapshot; // outputs after the timed window, before device sync
+  cu::Stream stream = nullptr;
+  cu::Event start = nullptr, end = nullptr;
+  void* flush = nullptr;
+  size_t flush_bytes = 0;
+  int flush_value = 0;
+  bool flush_pending = false;
+};
+
+State g;
+
+std::string load_failed(bool harness, const std::string& message) {
+  return proto::encode(proto::LoadFailedReply{harness, message});
+}
+
+bool make_view(const proto::TensorDesc& d, unsigned char* base, uint64_t arena_size, Buffer& b) {
+  if (d.shape.size() > TEMPER_MAX_RANK || d.strides.size() != d.shape.size()) return false;
+  if (d.offset > arena_size || d.bytes > arena_size - d.offset) return false;
+  b.host = base + d.offset;
+  b.bytes = static_cast<size_t>(d.bytes);
+  b.view = temper_tensor{};
+  b.view.dtype = d.dtype;
+  b.view.rank = static_cast<int32_t>(d.shape.size());
+  for (size_t k = 0; k < d.shape.size(); ++k) {
+    b.view.shape[k] = d.shape[k];
+    b.view.strides[k] = d.strides[k];
+  }
+  return true;
+}
+
+void* device_alloc(size_t bytes, std::string& err) {
+  void* p = nullptr;
+  // A zero-byte tensor still gets a distinct, valid pointer.
+  if (cu::Error e = g.api.cudaMalloc(&p, std::max<size_t>(bytes, 256)); e != 0) {
+    err = "cudaMalloc(" + std::to_string(bytes) + " bytes): " + g.api.error_text(e);
+    return nullptr;
+  }
+  return p;
+}
+
+std::string handle_load(std::string_view payload) {
+  auto cmd = proto::decode_load(payload);
+  if (!cmd) return load_failed(true, "malformed LOAD command");
+  g.load = std::move(*cmd);
+  proto::LoadCommand& c = g.load;
+  if (c.version != proto::kVersion) return load_failed(true, "protocol version mismatch");
+  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) {
+    return load_failed(true, "inputs do not form whole input sets");
+  }
+  g.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
+  if (c.arena_size == 0) return load_failed(true, "invalid arena size");
+
+  // The device first: without one nothing else matters, and the judge reports it as such.
+  if (std::string why = cu::load(g.api, g.device); !why.empty()) return load_failed(true, "unsupported: " + why);
+
+  void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, c.arena_fd, 0);
+  if (base == MAP_FAILED) return load_failed(true, std::string("cannot map the arena: ") + std::strerror(errno));
+  ::close(c.arena_fd);
+  auto* b = static_cast<unsigned char*>(base);
+
+  std::string err;
+  g.inputs.assign(static_cast<size_t>(c.input_sets), std::vector<Buffer>(static_cast<size_t>(g.per_set)));
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    size_t set = i / static_cast<size_t>(g.per_set), k = i % static_cast<size_t>(g.per_set);
+    if (!make_view(c.inputs[i], b, c.arena_size, g.inputs[set][k])) return load_failed(true, "invalid input tensor descriptor");
+  }
+  // One device allocation per input slot: every set is copied into it before its call.
+  for (size_t k = 0; k < static_cast<size_t>(g.per_set); ++k) {
+    size_t bytes = 0;
+    for (const auto& set : g.inputs) bytes = std::max(bytes, set[k].bytes);
+    void* d = device_alloc(bytes, err);
+    if (d == nullptr) return load_failed(true, err);
+    for (auto& set : g.inputs) {
+      set[k].device = d;
+      set[k].view.data = d;
+    }
+  }
+  g.outputs.resize(c.outputs.size());
+  size_t out_total = 0;
+  for (size_t i = 0; i < c.outputs.size(); ++i) {
+    if (!make_view(c.outputs[i], b, c.arena_size, g.outputs[i])) return load_failed(true, "invalid output tensor descriptor");
+    g.outputs[i].device = device_alloc(g.outputs[i].bytes, err);
+    if (g.outputs[i].device == nullptr) return load_failed(true, err);
+    g.outputs[i].view.data = g.outputs[i].device;
+    out_total += g.outputs[i].bytes;
+  }
+  g.snapshot.resize(out_total);
+  for (const auto& a : c.attrs) {
+    temper_attr t{};
+    t.name = a.name.c_str();
+    t.kind = a.kind;
+    t.i = a.i;
+    t.f = a.f;
+    t.s = a.s.c_str();
+    t.ints = a.ints.data();
+    t.floats = a.floats.data();
+    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
+    g.attrs.push_back(t);
+  }
+  g.call_inputs.resize(static_cast<size_t>(g.per_set));
+  g.call_outputs.resize(g.outputs.size());
+  g.call_attrs = g.attrs;
+
+  // A blocking stream: work a kernel puts on the legacy default stream is ordered with it, so
+  // it falls inside the timed window too.
+  if (cu::Error e = g.api.cudaStreamCreateWithFlags(&g.stream, 0); e != 0) return load_failed(true, "cudaStreamCreate: " + g.api.error_text(e));
+  if (g.api.cudaEventCreate(&g.start) != 0 || g.api.cudaEventCreate(&g.end) != 0) return load_failed(true, "cudaEventCreate failed");
+  if (c.flush_bytes > 0) {
+    // At least twice the L2, whatever the judge's host-side default was.
+    g.flush_bytes = std::max<size_t>(static_cast<size_t>(c.flush_bytes), static_cast<size_t>(2 * g.device.l2_bytes));
+    g.flush = device_alloc(g.flush_bytes, err);
+    if (g.flush == nullptr) return load_failed(true, err);
+  }
+  if (!c.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int32_t cpu : c.cpus)
+      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0) return load_failed(true, std::string("sched_setaffinity: ") + std::strerror(errno));
+  }
+  if (!io::start_watchdog()) return load_failed(true, "cannot start the watchdog thread");
+
+  void* handle = ::dlopen(c.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* e = ::dlerror();
+    return load_failed(false, std::string("cannot load the artifact: ") + (e ? e : c.artifact.c_str()));
+  }
+  void* sym = ::dlsym(handle, "temper_cuda_kernel");
+  if (sym == nullptr) return load_failed(false, "the artifact does not export temper_cuda_kernel (include/temper/cuda_kernel.h)");
+  g.fn = reinterpret_cast<temper_cuda_kernel_fn>(sym);
+  return proto::encode_loaded("none: the CUDA worker is not sandboxed (the driver needs device files and ioctls); "
+                              "static boundary checks ran before it started");
+}
+
+std::string done(int status, int64_t ns, const std::string& message) {
+  proto::DoneReply d;
+  d.status = status;
+  d.kernel_ns = ns;
+  d.message = message;
+  return proto::encode(d);
+}
+
+// A CUDA error outside the kernel's own return: a RUNTIME_ERROR with the error text.
+std::string cuda_failed(const char* step, cu::Error e) {
+  std::fflush(nullptr);
+  return done(-1, 0, std::string("CUDA error ") + step + ": " + g.api.error_text(e));
+}
+
+cu::Error copy(void* dst, const void* src, size_t bytes, int kind) {
+  return bytes == 0 ? 0 : g.api.cudaMemcpyAsync(dst, src, bytes, kind, g.stream);
+}
+
+std::string handle_run(std::string_view payload) {
+  auto cmd = proto::decode_run(payload);
+  if (!cmd) io::die(kName, "malformed RUN command");
+  if (g.fn == nullptr) io::die(kName, "RUN before a successful LOAD");
+  if (cmd->set < 0 || cmd->set >= g.load.input_sets) io::die(kName, "RUN names an input set out of range");
+  const auto& ins = g.inputs[static_cast<size_t>(cmd->set)];
+  cu::Api& api = g.api;
+
+  // Pristine inputs and poisoned outputs from the judge's host copies.
+  for (const auto& in : ins)
+    if (cu::Error e = copy(in.device, in.host, in.bytes, cu::kMemcpyHostToDevice)) return cuda_failed("copying inputs", e);
+  for (const auto& out : g.outputs)
+    if (cu::Error e = copy(out.device, out.host, out.bytes, cu::kMemcpyHostToDevice)) return cuda_failed("copying outputs", e);
+  if (g.flush_pending && g.flush != nullptr) {
+    // Cold L2, after the copies (which pass through L2) and before the start event.
+    api.cudaCtxResetPersistingL2Cache();
+    g.flush_value = (g.flush_value + 1) & 0xFF;
+    if (cu::Error e = api.cudaMemsetAsync(g.flush, g.flush_value, g.flush_bytes, g.stream)) return cuda_failed("flushing L2", e);
+  }
+  g.flush_pending = false;
+  if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("before the call", e);
+
+  for (size_t k = 0; k < ins.size(); ++k) g.call_inputs[k] = ins[k].view;
+  for (size_t k = 0; k < g.outputs.size(); ++k) g.call_outputs[k] = g.outputs[k].view;
+  std::copy(g.attrs.begin(), g.attrs.end(), g.call_attrs.begin());
+  temper_args args{};
+  args.abi_version = TEMPER_ABI_VERSION;
+  args.num_inputs = g.per_set;
+  args.inputs = g.call_inputs.data();
+  args.num_outputs = static_cast<int32_t>(g.call_outputs.size());
+  args.outputs = g.call_outputs.data();
+  args.num_attrs = static_cast<int32_t>(g.call_attrs.size());
+  args.attrs = g.call_attrs.data();
+  args.num_threads = g.load.num_threads;
+  args.set_error = worker_set_error;
+  g_error_len = 0;
+  api.cudaGetLastError(); // clear: an error after the call is the kernel's
+
+  api.cudaEventRecord(g.start, g.stream);
+  int status = g.fn(&args, g.stream);
+  cu::Error launch = api.cudaGetLastError();
+  api.cudaEventRecord(g.end, g.stream);
+  cu::Error waited = api.cudaEventSynchronize(g.end);
+  std::fflush(nullptr);
+  std::string message(g_error, g_error_len);
+  if (status == 0 && launch != 0) return done(-1, 0, "the kernel launch failed: " + api.error_text(launch));
+  if (status == 0 && waited != 0) return done(-1, 0, "the kernel failed on the device: " + api.error_text(waited));
+  float ms = 0;
+  api.cudaEventElapsedTime(&ms, g.start, g.end);
+  const double seconds = static_cast<double>(ms) * 1e-3;
+
+  // Outputs as they stand at the end of the timed window, in stream order.
+  for (const auto& out : g.outputs)
+    if (cu::Error e = copy(out.host, out.device, out.bytes, cu::kMemcpyDeviceToHost)) return cuda_failed("copying outputs back", e);
+  if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("copying outputs back", e);
+  // Anything still running now was enqueued elsewhere (another stream) and escaped the window.
+  auto t0 = std::chrono::steady_clock::now();
+  cu::Error synced = api.cudaDeviceSynchronize();
+  double late = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (synced != 0) return done(-1, 0, "the kernel failed on the device after the timed window: " + api.error_text(synced));
+  size_t off = 0;
+  for (const auto& out : g.outputs) {
+    if (cu::Error e = copy(g.snapshot.data() + off, out.device, out.bytes, cu::kMemcpyDeviceToHost)) return cuda_failed("rechecking outputs", e);
+    off += out.bytes;
+  }
+  // Inputs back too, so the judge sees a kernel that wrote them.
+  for (const auto& in : ins)
+    if (cu::Error e = copy(in.host, in.device, in.bytes, cu::kMemcpyDeviceToHost)) return cuda_failed("copying inputs back", e);
+  if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("copying back", e);
+  off = 0;
+  bool changed = false;
+  for (const auto& out : g.outputs) {
+    changed = changed || std::memcmp(g.snapshot.data() + off, out.host, out.bytes) != 0;
+    off += out.bytes;
+  }
+  if (status == 0 && (changed || late > kLateWorkSeconds + 0.1 * seconds)) {
+    proto::BoundaryViolationReply v;
+    v.reason_code = "work_outside_timed_window";
+    v.message = changed ? "the outputs changed after the timed window ended: the kernel left work running outside its stream"
+                        : "the device was still busy " + std::to_string(late * 1e3) +
+                              " ms after the timed window ended: the kernel left work running outside its stream";
+    io::write_all(proto::kReplyFd, proto::encode(v));
+    ::_exit(0);
+  }
+  return done(status, static_cast<int64_t>(seconds * 1e9), message);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) return probe();
+  if (argc != 3 || std::strcmp(argv[1], "--protocol") != 0 || std::strtoul(argv[2], nullptr, 10) != proto::kVersion) {
+    std::fprintf(stderr, "usage: %s --protocol %u (started by temper) | --probe\n", kName, proto::kVersion);
+    return 2;
+  }
+  io::start_conversation(kName);
+  bool loaded = false;
+  for (;;) {
+    proto::Frame f = io::read_frame(proto::kCmdFd, kName);
+    switch (f.type) {
+    case proto::MsgType::Load:
+      if (loaded) io::die(kName, "second LOAD command");
+      loaded = true;
+      io::write_all(proto::kReplyFd, handle_load(f.payload));
+      break;
+    case proto::MsgType::Run:
+      io::write_all(proto::kReplyFd, handle_run(f.payload));
+      break;
+    case proto::MsgType::Flush:
+      g.flush_pending = true; // done inside RUN, after the input copies
+      io::write_all(proto::kReplyFd, proto::encode_flushed());
+      break;
+    case proto::MsgType::Exit:
+      std::fflush(nullptr);
+      ::_exit(0);
+    default:
+      io::die(kName, "unknown command");
+    }
+  }
+}
