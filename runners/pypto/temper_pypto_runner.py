@@ -2,7 +2,7 @@
 """temper's PyPTO runner: the one Python part of temper.
 
 It stands where temper-worker stands for C++ kernels and speaks the same wire protocol
-(src/backend/protocol.h, version 2): commands on fd 3, replies on fd 4, the shared tensor arena
+(src/backend/protocol.h, version 3): commands on fd 3, replies on fd 4, the shared tensor arena
 on fd 5. One runner process serves one arm of one job, so PyPTO's in-process JIT cache survives
 between calls. It loads a candidate in CANN-Bench's PyPTO layout (a host wrapper named after the
 operator that dispatches to JIT kernels per rank and dtype class), calls the wrapper on the
@@ -31,7 +31,7 @@ import tempfile
 import time
 import traceback
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 CMD_FD, REPLY_FD, ARENA_FD = 3, 4, 5
 LOAD, RUN, EXIT, FLUSH = 1, 2, 3, 4
 READY, LOADED, LOAD_FAILED, DONE, FLUSHED, RUN_INFO = 10, 11, 12, 13, 14, 17
@@ -296,7 +296,9 @@ class Runner:
                     status, msg, compile_ns, wall_ns, ns, kind, valid = 1, short_trace(), 0, 0, 0, "host", True
                 info = pack_str(kind) + struct.pack("=qqB", compile_ns, wall_ns, 1 if valid else 0)
                 self.send(frame(RUN_INFO, info))
-                self.send(frame(DONE, struct.pack("=iq", status, ns) + pack_str(msg)))
+                # Version 3's DONE also carries the thread CPU time; the runner's arms are timed by the
+                # clock the backend names in the protocol (never thread_cpu), so it sends 0.
+                self.send(frame(DONE, struct.pack("=iqq", status, ns, 0) + pack_str(msg)))
             else:
                 return
 
