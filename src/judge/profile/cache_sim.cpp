@@ -98,9 +98,15 @@ Expected<CacheSimRun> run_cache_simulation(const CacheSimRequest& rq, util::Proc
   // the network, other processes and every writable file but the work directory.
   std::string bwrap = util::find_program("bwrap");
   if (!bwrap.empty()) {
-    run.command = {bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                   "--bind", rq.work_dir.string(), rq.work_dir.string(), "--unshare-all", "--die-with-parent",
-                   "--new-session", "--"};
+    run.command = {bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"};
+    // The private /tmp hides whatever lives under the host's /tmp (a checkout, a cache): bind back,
+    // read-only, the driver's directory and the compile cache that holds the artifact.
+    for (const std::filesystem::path& p : {rq.driver_exe.parent_path(), util::cache_root()}) {
+      const std::string dir = std::filesystem::absolute(p).lexically_normal().string();
+      if (dir.rfind("/tmp/", 0) == 0) run.command.insert(run.command.end(), {"--ro-bind", dir, dir});
+    }
+    run.command.insert(run.command.end(), {"--bind", rq.work_dir.string(), rq.work_dir.string(), "--unshare-all",
+                                           "--die-with-parent", "--new-session", "--"});
     run.sandboxed = true;
   }
   std::vector<std::string> vg = {valgrind, "--tool=callgrind", "--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64",
