@@ -68,6 +68,8 @@ struct Options {
   std::string variant_cpus;   // the variant's CPU set: "all", or a list such as 1 (empty: the main's)
   std::string clock;          // main protocol's clock (empty: the judge's default)
   std::string cpus;           // main protocol's CPU set: "all", or a list (empty: the judge's default)
+  int lives = -1;             // main protocol's target lives (-1: the judge's default; 0: one life)
+  int variant_lives = -1;     // the variant's (-1: the main protocol's)
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -367,14 +369,16 @@ int run(const Options& opt) {
   };
   config.protocol.cpus = cpus_from(opt.cpus, judge::default_timing_cpus(config.protocol.threads));
   config.protocol.clock = opt.clock.empty() ? judge::default_timing_clock(config.protocol.threads) : opt.clock;
+  if (opt.lives >= 0) config.protocol.rule.target_lives = opt.lives;
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
   judge::TimingConfig variant_config = config;
   variant_config.protocol.cpus = cpus_from(opt.variant_cpus, config.protocol.cpus);
   if (!opt.variant_clock.empty()) variant_config.protocol.clock = opt.variant_clock;
-  std::cerr << fmt::format("protocol: clock {}, cpus [{}]; variant: clock {}, cpus [{}]\n", config.protocol.clock,
-                           fmt::join(config.protocol.cpus, ","), variant_config.protocol.clock,
-                           fmt::join(variant_config.protocol.cpus, ","));
+  if (opt.variant_lives >= 0) variant_config.protocol.rule.target_lives = opt.variant_lives;
+  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}; variant: clock {}, cpus [{}], lives {}\n", config.protocol.clock,
+                           fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives, variant_config.protocol.clock,
+                           fmt::join(variant_config.protocol.cpus, ","), variant_config.protocol.rule.target_lives);
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
   // shuffle of everything so every kind is spread over the whole run.
@@ -472,6 +476,9 @@ int run(const Options& opt) {
       line["speedup"] = e.speedup;
       line["ci"] = {e.speedup_lo, e.speedup_hi};
       line["rounds"] = t->paired.rounds;
+      line["lives"] = t->paired.lives;
+      line["life_rounds"] = t->paired.life_rounds;
+      line["renew_s"] = t->paired.reference.renew_seconds + t->paired.candidate.renew_seconds;
       line["stop"] = rec.stop;
       line["input_sets"] = t->input_sets;
       line["ref_median_s"] = t->paired.reference.stats.median;
@@ -498,6 +505,9 @@ int run(const Options& opt) {
         line["ref_wall_kernel_s"] = rw;
         line["cand_wall_kernel_s"] = cw;
         line["ref_position"] = ref_pos;
+        std::vector<int> lives;
+        for (const auto& x : t->paired.reference.samples) lives.push_back(x.life);
+        line["life"] = lives;
       }
       std::cerr << fmt::format("[{:4}/{}] {:14} case {:2}: {:9} speedup {:.4f} [{:.4f}, {:.4f}] {:3} rounds {}  ({:.1f} s, load {:.2f})\n",
                                done + 1, jobs.size(), kind_name(job.kind), job.c->id, judge::verdict_name(t->verdict), e.speedup,
@@ -643,6 +653,8 @@ int main(int argc, char** argv) {
   app.add_option("--aa", opt.aa, "Paired A/A judgements")->capture_default_str();
   app.add_option("--slower-jobs", opt.slower_jobs, "Paired judgements of the 3%-slower candidate")->capture_default_str();
   app.add_option("--control", opt.control, "Paired judgements of the slower source built with 0% slowdown")->capture_default_str();
+  app.add_option("--lives", opt.lives, "Paired: target lives per job (0: one worker life; default: the judge's)");
+  app.add_option("--variant-lives", opt.variant_lives, "Variant: target lives (default: the main protocol's)");
   app.add_option("--clock", opt.clock, "Paired: clock (monotonic, thread_cpu; default: the judge's)");
   app.add_option("--cpus", opt.cpus, "Paired and common: CPU set, 'all' or e.g. 1 (default: the judge's)");
   app.add_option("--variant-aa", opt.variant_aa, "Paired A/A judgements under the variant protocol")->capture_default_str();

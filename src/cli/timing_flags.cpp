@@ -51,6 +51,7 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   p.rule.cap_s = a.tier == "probe" ? std::min(a.cap_s, 3.0) : a.cap_s;
   p.rule.target_half_width = std::log1p(a.target_pct / 100.0);
   p.rule.min_samples = a.min_samples;
+  p.rule.target_lives = a.lives;
   p.rule.min_time_s = a.min_time_s;
   p.rule.warmup_s = a.warmup_s;
   TEMPER_TRY(judge::validate_stop_rule(p.rule));
@@ -73,6 +74,7 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   cmd->add_option("--target", a.target_pct, "Stop when the 95% interval is within +-this percent")->capture_default_str()->group(group);
   cmd->add_option("--min-samples", a.min_samples, "Samples per arm before stopping")->capture_default_str()->group(group);
   cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before stopping")->capture_default_str()->group(group);
+  cmd->add_option("--lives", a.lives, "Worker lives per arm per job: both workers are restarted on fresh memory every few rounds and the interval is taken over lives (0: one life)")->capture_default_str()->group(group);
   cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group);
   cmd->add_option("--cache", a.cache_mode, "cold (flush before every sample) or warm")->capture_default_str()->group(group);
   cmd->add_option("--flush-mb", a.flush_mb, "Cold-cache buffer in MiB (default: 2x the last-level cache)")->group(group);

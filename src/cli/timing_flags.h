@@ -21,6 +21,7 @@ struct TimingArgs {
   double cap_s = 15;
   double target_pct = 0.5;
   int min_samples = 10;
+  int lives = 12; // target worker lives per job; 0: one life
   double min_time_s = 0.5;
   double warmup_s = 0.025;
   std::string cache_mode = "cold";

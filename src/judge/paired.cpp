@@ -1,6 +1,7 @@
 #include "judge/paired.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <utility>
@@ -73,6 +74,24 @@ void fail_arm(PairedResult& r, const ArmState& a, const Error& e) {
   r.stop_reason = StopReason::ArmFailed;
   r.failed_arm = a.which;
   r.failure_message = e.message;
+}
+
+// Per-round log-ratios (NaN where a time has no ratio) and each round's life.
+std::vector<double> log_ratios(const PairedResult& r) {
+  const size_t n = std::min(r.reference.samples.size(), r.candidate.samples.size());
+  std::vector<double> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double a = r.reference.samples[i].kernel_seconds, b = r.candidate.samples[i].kernel_seconds;
+    out[i] = (a > 0 && b > 0 && std::isfinite(a) && std::isfinite(b)) ? std::log(a / b) : std::numeric_limits<double>::quiet_NaN();
+  }
+  return out;
+}
+
+std::vector<int> lives_of(const ArmResult& a) {
+  std::vector<int> v;
+  v.reserve(a.samples.size());
+  for (const RecordedSample& s : a.samples) v.push_back(s.life);
+  return v;
 }
 
 std::vector<double> kernel_times(const ArmResult& a) {
@@ -186,10 +205,16 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   ci.seed = seed ^ 0x9e3779b97f4a7c15ULL; // the bootstrap's stream, apart from the order's
   const double t0 = clock.now();
 
+  int life = 0;
+  auto estimate = [&]() {
+    if (life == 0) return estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), ci);
+    return estimate_from_lives(log_ratios(r), lives_of(r.reference), ci);
+  };
   auto finish = [&]() -> PairedResult {
     r.reference.stats = summarize(kernel_times(r.reference));
     r.candidate.stats = summarize(kernel_times(r.candidate));
-    r.estimate = estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), ci);
+    r.estimate = estimate();
+    r.lives = life + 1;
     cross_check_arms(r, cross_check);
     r.wall_seconds = clock.now() - t0;
     return std::move(r);
@@ -213,6 +238,17 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     }
   }
 
+  // Lives: rounds per life from what the warmup says a call costs.
+  const bool renewing = rule.target_lives > 0 && ref.renewable() && cand.renewable();
+  if (renewing) {
+    const double per_round = std::max(arms[0].cheapest_charge, arms[1].cheapest_charge);
+    const double predicted = per_round > 0 && std::isfinite(per_round) ? std::min(rule.cap_s / per_round, double(rule.max_samples))
+                                                                       : double(rule.max_samples);
+    int rounds = static_cast<int>(predicted / rule.target_lives);
+    rounds = std::clamp(rounds, 2, std::max(2, rule.max_life_rounds));
+    r.life_rounds = rounds - rounds % 2; // whole mirrored blocks
+  }
+
   double kernel_total[2] = {0, 0};
   int last_check = -1;
   bool ref_first = true;
@@ -221,10 +257,11 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
       r.stop_reason = StopReason::MaxSamples;
       break;
     }
+    const bool renew_now = renewing && r.rounds > 0 && r.rounds % r.life_rounds == 0 && r.rounds / r.life_rounds > life;
     // Stop before a round the cap cannot hold; refuse early when 3 rounds cannot fit at all.
     bool stop = false;
     for (const ArmState& a : arms) {
-      const int still_needed = std::max(kMinRoundsForVerdict - r.rounds, 1);
+      const int still_needed = std::max(kMinRoundsForVerdict - r.rounds, 1) + (renew_now ? rule.life_warmup_calls : 0);
       const double per_call = std::isfinite(a.cheapest_charge) ? a.cheapest_charge : 0;
       const double per_call_wall = std::isfinite(a.cheapest_wall) ? a.cheapest_wall : 0;
       const bool cap = a.out.spent_seconds + still_needed * per_call > rule.cap_s;
@@ -237,6 +274,34 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
       }
     }
     if (stop) break;
+
+    if (renew_now) {
+      // Both arms together, in a random order, then a short unrecorded warmup of each.
+      const int first = static_cast<int>(rng() >> 63);
+      for (int j = 0; j < 2; ++j) {
+        ArmState& a = arms[(first + j) % 2];
+        const double t = clock.now();
+        Status st = a.arm.renew();
+        a.out.renew_seconds += std::max(clock.now() - t, 0.0);
+        ++a.out.renewals;
+        if (!st) {
+          fail_arm(r, a, Error{"harness: renewing the worker: " + st.error().message});
+          return finish();
+        }
+      }
+      ++life;
+      for (int i = 0; i < rule.life_warmup_calls; ++i) {
+        for (int j = 0; j < 2; ++j) {
+          ArmState& a = arms[(first + j) % 2];
+          auto c = timed_call(a, (r.rounds + i) % input_sets, clock, rule.overhead_allowance_s);
+          ++a.out.warmup_calls;
+          if (!c) {
+            fail_arm(r, a, c.error());
+            return finish();
+          }
+        }
+      }
+    }
 
     // Mirrored blocks: the first round of a block draws the order, the second reverses it.
     ref_first = (r.rounds % 2 == 0) ? (rng() >> 63) != 0 : !ref_first;
@@ -254,6 +319,7 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     for (int which = 0; which < 2; ++which) {
       RecordedSample s;
       s.round = r.rounds;
+      s.life = life;
       s.position = (which == 0) == ref_first ? 0 : 1;
       s.input_set = set;
       s.kernel_seconds = calls[which].sample.kernel_seconds;
@@ -277,9 +343,9 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
                            r.rounds >= rule.max_samples);
     if (!minimums) continue;
     if (last_check >= 0 && r.rounds - last_check < rule.check_every_rounds) continue;
+    if (renewing && usable_lives(log_ratios(r), lives_of(r.reference)) < std::max(rule.min_lives, 3)) continue;
     last_check = r.rounds;
-    const PairedEstimate e =
-        estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), ci);
+    const PairedEstimate e = estimate();
     if (e.ci_determined && e.half_width <= rule.target_half_width) {
       r.stop_reason = StopReason::CiTarget;
       break;

@@ -57,6 +57,11 @@ public:
   virtual ~TimedArm() = default;
   // Runs the kernel once on input set `input_set` and reports its times.
   virtual Expected<TimedSample> sample(int input_set) = 0;
+  // Whether renew() starts a new life (StopRule::target_lives); arms that cannot keep one life.
+  virtual bool renewable() const { return false; }
+  // Replaces the arm's process and memory with fresh ones (new code and data placement), same
+  // kernel, same input sets. An error is the harness's, as from sample().
+  virtual Status renew() { return {}; }
 };
 
 struct StopRule {
@@ -75,6 +80,18 @@ struct StopRule {
   int warmup_max_calls = 1000; // bounds the warmup when calls take no time
   int check_every_rounds = 4;  // interval recomputed at most this often once the minimums hold
   CiOptions ci;                // interval method and level (the bootstrap seed is overridden)
+  // Lives. A worker process keeps its code and data placement for its whole life, and on this
+  // machine's VMs placement alone moves a kernel's time by 1-5% for as long as the process
+  // lives (the same artifact in both arms: A/A intervals over rounds excluded 1 in 43% of jobs).
+  // So, when both arms are renewable, both are renewed together every few rounds and the
+  // interval is taken over lives (CiMethod::Lives): placement becomes noise the interval
+  // covers instead of a bias it hides. Rounds per life: an even number chosen after the warmup
+  // so that the cap holds about target_lives lives, within [2, max_life_rounds]. The interval
+  // may stop the measurement only once min_lives lives have data. 0 target_lives: one life.
+  int target_lives = 12;
+  int min_lives = 6;
+  int max_life_rounds = 16;
+  int life_warmup_calls = 1;   // unrecorded calls per arm after each renewal (page faults, cold code)
 };
 
 // Checks a rule taken from a user (flags, config); measure_paired itself clamps nonsense.
@@ -122,6 +139,7 @@ std::string_view stop_reason_name(StopReason r);
 
 struct RecordedSample {
   int round = 0;
+  int life = 0;     // which life of the arm's process took it (0 before the first renewal)
   int position = 0; // 0: this arm went first in its round, 1: second
   int input_set = 0;
   double kernel_seconds = 0;
@@ -139,6 +157,8 @@ struct ArmResult {
   double spent_seconds = 0;        // charged to the cap, warmup included
   double wall_seconds = 0;         // on the Clock in sample() calls, warmup included
   double kernel_seconds_total = 0; // recorded samples
+  int renewals = 0;                // lives after the first
+  double renew_seconds = 0;        // wall time spent renewing (not charged to the cap)
   int invalid_time = 0;
   int exceeds_round_trip = 0;
   int unexplained_gap = 0;
@@ -150,6 +170,8 @@ struct PairedResult {
   std::optional<Arm> failed_arm;
   std::string failure_message;
   int rounds = 0;               // complete rounds recorded
+  int lives = 1;                // lives the rounds came from
+  int life_rounds = 0;          // rounds per life (0: one life, renewal off)
   int reference_first = 0;      // rounds in which the reference went first
   ArmResult reference;
   ArmResult candidate;

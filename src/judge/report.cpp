@@ -93,6 +93,8 @@ nlohmann::json estimate_json(const PairedEstimate& e) {
           {"speedup", json_number(e.speedup)},
           {"ci", e.ci_determined ? nlohmann::json::array({e.speedup_lo, e.speedup_hi}) : nlohmann::json()},
           {"ci_level", e.confidence},
+          {"ci_method", e.method == CiMethod::Lives ? "lives_t" : e.method == CiMethod::Bootstrap ? "bootstrap" : "order_statistic"},
+          {"lives", e.lives},
           {"half_width_log", json_number(e.half_width)}};
 }
 

@@ -173,6 +173,135 @@ PairedEstimate estimate_paired(std::span<const double> ref_seconds,
   return e;
 }
 
+namespace {
+
+// Regularized incomplete beta I_x(a, b) by its continued fraction (modified Lentz), used where
+// it converges fast (x < (a + 1) / (a + b + 2)) and by symmetry elsewhere.
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+double regularized_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+double student_t_cdf(double t, int df) {
+  const double v = df;
+  const double tail = 0.5 * regularized_beta(v / 2, 0.5, v / (v + t * t));
+  return t >= 0 ? 1 - tail : tail;
+}
+
+} // namespace
+
+double student_t_quantile(double p, int df) {
+  if (!(p > 0 && p < 1) || df < 1) return kNaN;
+  if (p == 0.5) return 0;
+  // Bisection on the CDF: monotone, and 200 halvings of [-1e6, 1e6] are far below double
+  // precision of any quantile a confidence level asks for.
+  double lo = -1e6, hi = 1e6;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+namespace {
+
+// Finite log-ratios grouped by life, lives in first-seen order.
+std::vector<std::vector<double>> group_by_life(std::span<const double> log_ratios, std::span<const int> lives, int& dropped) {
+  std::vector<std::vector<double>> groups;
+  std::vector<int> ids;
+  dropped = 0;
+  const size_t n = std::min(log_ratios.size(), lives.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(log_ratios[i])) {
+      ++dropped;
+      continue;
+    }
+    auto it = std::find(ids.begin(), ids.end(), lives[i]);
+    if (it == ids.end()) {
+      ids.push_back(lives[i]);
+      groups.emplace_back();
+      it = ids.end() - 1;
+    }
+    groups[static_cast<size_t>(it - ids.begin())].push_back(log_ratios[i]);
+  }
+  return groups;
+}
+
+} // namespace
+
+int usable_lives(std::span<const double> log_ratios, std::span<const int> lives) {
+  int dropped = 0;
+  int count = 0;
+  for (const auto& g : group_by_life(log_ratios, lives, dropped)) count += g.size() >= 2;
+  return count;
+}
+
+PairedEstimate estimate_from_lives(std::span<const double> log_ratios, std::span<const int> lives, const CiOptions& options) {
+  int dropped = 0;
+  const auto groups = group_by_life(log_ratios, lives, dropped);
+  if (groups.size() <= 1) return estimate_from_log_ratios(log_ratios, options);
+  PairedEstimate e;
+  e.method = CiMethod::Lives;
+  e.confidence = options.confidence;
+  e.dropped = dropped + static_cast<int>(log_ratios.size() - std::min(log_ratios.size(), lives.size()));
+  std::vector<double> medians;
+  for (const auto& g : groups) {
+    e.n += static_cast<int>(g.size());
+    if (g.size() >= 2) medians.push_back(median_of(g));
+  }
+  set_undetermined(e);
+  e.lives = static_cast<int>(medians.size());
+  if (medians.empty()) {
+    e.median_log_ratio = kNaN;
+    e.speedup = kNaN;
+    return e;
+  }
+  double mean = 0;
+  for (double m : medians) mean += m;
+  mean /= static_cast<double>(medians.size());
+  e.median_log_ratio = mean;
+  e.speedup = std::exp(mean);
+  const int L = static_cast<int>(medians.size());
+  if (L < 3) return e;
+  double ss = 0;
+  for (double m : medians) ss += (m - mean) * (m - mean);
+  const double se = std::sqrt(ss / (L - 1)) / std::sqrt(static_cast<double>(L));
+  const double t = student_t_quantile(1 - (1 - options.confidence) / 2, L - 1);
+  set_interval(e, mean - t * se, mean + t * se, options.confidence);
+  return e;
+}
+
 std::optional<double> aa_noise(const PairedEstimate& aa) {
   if (!aa.ci_determined) return std::nullopt;
   return std::max({std::expm1(aa.log_hi), std::expm1(-aa.log_lo), 0.0});

@@ -54,7 +54,14 @@ double median_of(std::span<const double> values);
 //    std::mt19937_64 (fully specified by the standard, so identical across compilers). Kept for
 //    comparison with the measurements in the reference notes; it is declared undetermined for
 //    the same small n as OrderStatistic.
-enum class CiMethod { OrderStatistic, Bootstrap };
+//  Lives: rounds come from several worker lives (paired.h): every life is a fresh pair of
+//    processes and arenas, so each has its own code and data placement, and a placement effect
+//    (1-5% on this machine's VMs, lasting a whole process) is shared by the rounds of a life.
+//    The rounds of a life are then not independent draws, and an interval over rounds is too
+//    narrow. Each life with at least 2 rounds gives its median log-ratio m_l; the estimate is
+//    their mean and the interval Student's t over the L lives, mean +- t(L-1) sd(m) / sqrt(L),
+//    so placement noise is in the width. Undetermined below 3 lives.
+enum class CiMethod { OrderStatistic, Bootstrap, Lives };
 
 struct CiOptions {
   CiMethod method = CiMethod::OrderStatistic;
@@ -81,6 +88,7 @@ struct PairedEstimate {
   double speedup_hi = 0; // exp(log_hi)
   double half_width = 0; // (log_hi - log_lo) / 2, in log units
   CiMethod method = CiMethod::OrderStatistic;
+  int lives = 1;         // CiMethod::Lives: lives averaged over
 };
 
 // From per-round log-ratios (non-finite values are dropped and counted).
@@ -91,6 +99,17 @@ PairedEstimate estimate_from_log_ratios(std::span<const double> log_ratios,
 PairedEstimate estimate_paired(std::span<const double> ref_seconds,
                                std::span<const double> cand_seconds,
                                const CiOptions& options = {});
+
+// From per-round log-ratios and each round's life (same length; see CiMethod::Lives). One life
+// in all gives estimate_from_log_ratios with `options` (no placement to average over).
+PairedEstimate estimate_from_lives(std::span<const double> log_ratios, std::span<const int> lives,
+                                   const CiOptions& options = {});
+
+// Number of lives with at least 2 finite rounds: what CiMethod::Lives averages over.
+int usable_lives(std::span<const double> log_ratios, std::span<const int> lives);
+
+// Student's t distribution: the quantile at p in (0, 1) for df >= 1 degrees of freedom.
+double student_t_quantile(double p, int df);
 
 // Smallest n for which the order-statistic interval exists at this confidence (6 at 95%).
 int min_rounds_for_interval(double confidence);

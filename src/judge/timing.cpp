@@ -41,6 +41,8 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"target_half_width", rule.target_half_width},
           {"cap_s", rule.cap_s},
           {"max_samples", rule.max_samples},
+          {"target_lives", rule.target_lives},
+          {"min_lives", rule.min_lives},
           {"compiler", compiler},
           {"flags", flags}};
 }
@@ -121,12 +123,31 @@ public:
       : m_task(task), m_sets(sets), m_arena(std::move(arena)), m_cold(cold), m_verify(verify), m_cpu_clock(cpu_clock) {}
 
   Expected<backend::CallResult> start(const backend::WorkerOptions& options) {
+    m_options = options;
     m_visits.assign(static_cast<size_t>(m_arena.layout().input_sets), 0);
     for (int s = 0; s < m_arena.layout().input_sets; ++s) restore(s, s);
     auto [w, loaded] = backend::Worker::start(options, m_arena);
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     m_worker = std::move(w);
     return loaded;
+  }
+
+  // A new life: a new process (code placement: its own address space layout) on a new arena
+  // (data placement: new pages), the same kernel. The value rotation and the checked outputs'
+  // fingerprints carry over, so verification and the rotation behave as in one life.
+  bool renewable() const override { return true; }
+  Status renew() override {
+    m_worker.reset();
+    // The new arena is mapped before the old one is released, so it cannot get the old pages back.
+    TEMPER_TRY_ASSIGN(backend::SharedArena fresh, backend::SharedArena::create(m_arena.layout()));
+    m_arena = std::move(fresh);
+    const backend::ArenaLayout& layout = m_arena.layout();
+    for (int s = 0; s < layout.input_sets; ++s) restore(s, s);
+    auto [w, loaded] = backend::Worker::start(m_options, m_arena);
+    if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
+    if (!loaded.ok()) return fail("the kernel no longer loads in a new worker: {}", loaded.message);
+    m_worker = std::move(w);
+    return {};
   }
 
   // Restore, then the cold-cache step, then the call: nothing touches memory between the flush
@@ -243,6 +264,7 @@ private:
   bool m_verify;
   bool m_cpu_clock;
   std::unique_ptr<backend::Worker> m_worker;
+  backend::WorkerOptions m_options;
   std::map<int, uint64_t> m_known;
   int m_rechecks = 0;
   int m_fingerprint_changes = 0;

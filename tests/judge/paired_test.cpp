@@ -481,3 +481,133 @@ TEST(Paired, ValidateStopRule) {
   bad.ci.confidence = 1;
   EXPECT_FALSE(validate_stop_rule(bad));
 }
+
+namespace temper::judge {
+namespace {
+
+// An arm whose process placement costs it a fixed factor for its whole life, drawn anew at
+// every renewal: what the VMs here do to a worker (1-5% per process).
+class PlacementArm final : public TimedArm {
+public:
+  PlacementArm(FakeClock& clock, double seconds, double noise, double placement, uint64_t seed)
+      : m_clock(clock), m_seconds(seconds), m_noise(noise), m_placement(placement), m_rng(seed) {
+    draw();
+  }
+  bool renewable_flag = true;
+  int fail_renewal_at = -1;
+  int renewals = 0;
+
+  Expected<TimedSample> sample(int) override {
+    std::normal_distribution<double> n(0.0, m_noise);
+    const double k = m_seconds * m_factor * std::exp(n(m_rng));
+    m_clock.advance(k + 50e-6);
+    TimedSample s;
+    s.kernel_seconds = k;
+    s.round_trip_seconds = k + 50e-6;
+    return s;
+  }
+  bool renewable() const override { return renewable_flag; }
+  Status renew() override {
+    if (renewals++ == fail_renewal_at) return fail("cannot start the worker");
+    m_clock.advance(0.02);
+    draw();
+    return {};
+  }
+
+private:
+  void draw() {
+    std::normal_distribution<double> n(0.0, m_placement);
+    m_factor = std::exp(n(m_rng));
+  }
+  FakeClock& m_clock;
+  double m_seconds, m_noise, m_placement;
+  std::mt19937_64 m_rng;
+  double m_factor = 1;
+};
+
+struct PlacementOutcome {
+  int false_or_wrong = 0;
+  int slower = 0;
+  int runs = 0;
+};
+
+// `runs` paired measurements of a reference at 5 ms against a candidate `ratio` times as slow,
+// both with 2% noise per call and `placement` per life.
+PlacementOutcome run_placement(double ratio, double placement, bool renewable, int runs) {
+  PlacementOutcome out;
+  for (int i = 0; i < runs; ++i) {
+    FakeClock clock;
+    PlacementArm ref(clock, 5e-3, 0.02, placement, 1000 + 2 * i);
+    PlacementArm cand(clock, 5e-3 * ratio, 0.02, placement, 1001 + 2 * i);
+    ref.renewable_flag = cand.renewable_flag = renewable;
+    StopRule rule;
+    rule.cap_s = 2;
+    PairedResult r = measure_paired(ref, cand, clock, rule, 77 + i, 4);
+    const Verdict v = paired_verdict(r, 0.01);
+    ++out.runs;
+    if (ratio == 1 && (v == Verdict::Faster || v == Verdict::Slower)) ++out.false_or_wrong;
+    if (ratio > 1 && v == Verdict::Faster) ++out.false_or_wrong;
+    out.slower += v == Verdict::Slower;
+  }
+  return out;
+}
+
+TEST(PairedLives, PlacementPerProcessMisleadsOneLifeButNotManyLives) {
+  // One life: the placement draw is a bias no number of rounds removes.
+  PlacementOutcome one = run_placement(1.0, 0.02, false, 60);
+  EXPECT_GT(one.false_or_wrong, 10) << "without renewal a 2% placement effect should produce false verdicts";
+  // Lives: the interval is over lives, so placement is noise it covers.
+  PlacementOutcome many = run_placement(1.0, 0.02, true, 60);
+  EXPECT_LE(many.false_or_wrong, 2);
+}
+
+TEST(PairedLives, ThreePercentSlowerIsFoundThroughPlacementNoise) {
+  PlacementOutcome r = run_placement(1.03, 0.01, true, 40);
+  EXPECT_EQ(r.false_or_wrong, 0);
+  EXPECT_GE(r.slower, 34);
+}
+
+TEST(PairedLives, RenewsBothArmsAtBlockBoundariesAndRecordsLives) {
+  FakeClock clock;
+  PlacementArm ref(clock, 5e-3, 0.02, 0.02, 1), cand(clock, 5e-3, 0.02, 0.02, 2);
+  StopRule rule;
+  rule.cap_s = 1;
+  PairedResult r = measure_paired(ref, cand, clock, rule, 5, 4);
+  ASSERT_EQ(r.status, PairedStatus::Measured);
+  EXPECT_GT(r.life_rounds, 0);
+  EXPECT_EQ(r.life_rounds % 2, 0);
+  EXPECT_GE(r.lives, rule.min_lives);
+  EXPECT_EQ(r.reference.renewals, r.lives - 1);
+  EXPECT_EQ(r.candidate.renewals, r.lives - 1);
+  EXPECT_EQ(r.estimate.method, CiMethod::Lives);
+  for (size_t i = 0; i < r.reference.samples.size(); ++i) {
+    EXPECT_EQ(r.reference.samples[i].life, static_cast<int>(i) / r.life_rounds);
+    EXPECT_EQ(r.candidate.samples[i].life, r.reference.samples[i].life);
+  }
+  EXPECT_GT(r.reference.renew_seconds, 0);
+}
+
+TEST(PairedLives, ArmsThatCannotRenewKeepOneLife) {
+  FakeClock clock;
+  PlacementArm ref(clock, 5e-3, 0.02, 0.0, 1), cand(clock, 5e-3, 0.02, 0.0, 2);
+  ref.renewable_flag = false;
+  PairedResult r = measure_paired(ref, cand, clock, StopRule{}, 5, 4);
+  EXPECT_EQ(r.lives, 1);
+  EXPECT_EQ(r.life_rounds, 0);
+  EXPECT_EQ(cand.renewals, 0);
+  EXPECT_EQ(r.estimate.method, CiMethod::OrderStatistic);
+}
+
+TEST(PairedLives, AFailedRenewalFailsTheArm) {
+  FakeClock clock;
+  PlacementArm ref(clock, 5e-3, 0.02, 0.0, 1), cand(clock, 5e-3, 0.02, 0.0, 2);
+  cand.fail_renewal_at = 1;
+  PairedResult r = measure_paired(ref, cand, clock, StopRule{}, 5, 4);
+  EXPECT_EQ(r.status, PairedStatus::ArmFailed);
+  ASSERT_TRUE(r.failed_arm.has_value());
+  EXPECT_EQ(*r.failed_arm, Arm::Candidate);
+  EXPECT_NE(r.failure_message.find("cannot start the worker"), std::string::npos);
+}
+
+} // namespace
+} // namespace temper::judge

@@ -305,3 +305,44 @@ TEST(Stats, ConfirmationMerge) {
   EXPECT_EQ(nothing.verdict, V::Ambiguous);
   EXPECT_FALSE(nothing.confirmed);
 }
+
+TEST(Stats, StudentTQuantilesMatchTables) {
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.7062, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 2), 4.3027, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 5), 2.5706, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 11), 2.2010, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.975, 30), 2.0423, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.95, 10), 1.8125, 1e-3);
+  EXPECT_NEAR(student_t_quantile(0.025, 5), -2.5706, 1e-3);
+  EXPECT_EQ(student_t_quantile(0.5, 7), 0);
+  EXPECT_TRUE(std::isnan(student_t_quantile(1.0, 3)));
+  EXPECT_TRUE(std::isnan(student_t_quantile(0.9, 0)));
+}
+
+TEST(Stats, LivesIntervalIsOverLifeMedians) {
+  // Three lives whose medians are 0.01, 0.02, 0.03: mean 0.02, sd 0.01, t(2) = 4.3027.
+  std::vector<double> r = {0.01, 0.01, 0.011, 0.02, 0.019, 0.02, 0.03, 0.03, 0.031};
+  std::vector<int> life = {0, 0, 0, 1, 1, 1, 2, 2, 2};
+  PairedEstimate e = estimate_from_lives(r, life);
+  EXPECT_EQ(e.method, CiMethod::Lives);
+  EXPECT_EQ(e.lives, 3);
+  EXPECT_EQ(e.n, 9);
+  EXPECT_NEAR(e.median_log_ratio, 0.02, 1e-12);
+  ASSERT_TRUE(e.ci_determined);
+  EXPECT_NEAR(e.half_width, 4.3027 * 0.01 / std::sqrt(3.0), 1e-4);
+  EXPECT_NEAR(e.log_lo + e.log_hi, 0.04, 1e-12);
+}
+
+TEST(Stats, LivesNeedThreeLivesWithTwoRounds) {
+  // A life with one round does not count; two usable lives leave the interval undetermined.
+  std::vector<double> r = {0.01, 0.012, 0.02, 0.021, 0.5};
+  std::vector<int> life = {0, 0, 1, 1, 2};
+  EXPECT_EQ(usable_lives(r, life), 2);
+  PairedEstimate e = estimate_from_lives(r, life);
+  EXPECT_FALSE(e.ci_determined);
+  EXPECT_EQ(e.lives, 2);
+  // One life in all: the per-round order-statistic interval.
+  std::vector<int> one(8, 0);
+  std::vector<double> r8 = {0.01, 0.02, 0.015, 0.012, 0.018, 0.011, 0.017, 0.016};
+  EXPECT_EQ(estimate_from_lives(r8, one).method, CiMethod::OrderStatistic);
+}
