@@ -1,5 +1,7 @@
 #include "judge/golden.h"
 
+#include "util/cache_limit.h"
+
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -111,6 +113,7 @@ Expected<GoldenResult> GoldenRunner::outputs(const core::Case& c, const std::vec
   if (fs::is_regular_file(cached, ec)) {
     auto r = read_outputs(cached);
     if (r) {
+      util::touch_for_lru(cached);
       r->cache_hit = true;
       return r;
     }
@@ -126,6 +129,7 @@ Expected<GoldenResult> GoldenRunner::ensure(const core::Case& c, const std::vect
   fs::path cached = cached_path(key(c, inputs, precision));
   std::error_code ec;
   if (fs::is_regular_file(cached, ec) && fs::file_size(cached, ec) > 0 && !ec) {
+    util::touch_for_lru(cached);
     GoldenResult r;
     r.cache_hit = true;
     return r;
@@ -169,6 +173,9 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
   fs::copy_file(out_file, staged, fs::copy_options::overwrite_existing, ec);
   if (!ec) fs::rename(staged, cached, ec);
   if (ec) fs::remove(staged, ec); // caching is best effort; the result stands
+  // Goldens of large cases are tens of MB each and every job seed adds more: the cache keeps the
+  // most recently used within $TEMPER_GOLDEN_CACHE_MB (default 8 GiB; 0: unbounded).
+  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), cached);
   return r;
 }
 
