@@ -167,6 +167,7 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
     TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, probe ? 1 : n, jobs, call.time_limit_s));
     if (fitted < cap) out.note = fmt::format("cap per arm reduced from {:.2f} s to {:.2f} s to fit the per-job limit of {:.0f} s", cap, fitted, call.time_limit_s);
     o.timing = timing_options(m_settings, call, fitted);
+    if (call.roofline) o.timing->roofline = *call.roofline;
   }
   TEMPER_TRY_ASSIGN(auto report, judge::run_judge(o, m_runner));
   out.report = judge::report_to_json(report);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "campaign/campaign_state.h"
+#include "judge/roofline.h"
 #include "util/error.h"
 #include "util/process.h"
 
@@ -27,6 +28,7 @@ struct JudgeCall {
   std::vector<int64_t> cases;       // empty: every case of the task
   std::vector<std::string> grid;    // probe only: "NAME=v1,v2"
   double time_limit_s = 7200;       // the per-job limit the run must fit in
+  std::optional<judge::Roofline> roofline; // timed runs: bounds per case (fraction of roofline)
 };
 
 struct JudgeOutcome {

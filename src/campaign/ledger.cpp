@@ -174,7 +174,7 @@ Expected<LedgerTotals> Ledger::totals() const {
                    [&](Statement& st) {
                      std::string op = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
                      t.judge_runs += sqlite3_column_int(st.get(), 1);
-                     (op == "submit" ? t.gate_s : t.probe_s) += column_double(st, 2);
+                     (op == "submit" || op == "final" ? t.gate_s : t.probe_s) += column_double(st, 2);
                      t.confirmation_s += column_double(st, 3);
                    }));
   TEMPER_TRY(query("SELECT COUNT(*), COALESCE(SUM(seconds),0), COALESCE(SUM(cost_usd),0), COALESCE(SUM(input_tokens),0) + COALESCE(SUM(output_tokens),0) FROM agent_turns",

@@ -77,6 +77,7 @@ public:
   std::filesystem::path student_workspace() const { return round_dir() / "student"; }
   const std::optional<Plan>& plan() const { return m_plan; }
   Ledger& ledger() { return *m_ledger; }
+  ReferenceStore& references() { return *m_deps.references; }
 
 private:
   Orchestrator(std::filesystem::path dir, CampaignFile file, OrchestratorDeps deps);
@@ -84,6 +85,7 @@ private:
   Status save();
   void checkpoint(std::string_view point);
   void say(const std::string& line);
+  std::string progress_tag() const;
   double elapsed() const;
   std::optional<std::string> budget_exhausted();
 

@@ -413,6 +413,9 @@ HarnessResponse Orchestrator::student_probe(const HarnessRequest& r) {
   if (result->contains("best_variant")) msg += fmt::format(" (best variant {})", (*result)["best_variant"].get<std::string>());
   for (const auto& reason : result->value("reasons", json::array())) msg += "\n  " + reason.get<std::string>();
   msg += fmt::format("\nfeedback/{:04}.md", *n);
+  say(fmt::format("round {}: {} probe (attempt {}) on case {}: {}{}{}", s.round, m.id, *n, case_id, result->value("status", ""),
+                  (*result)["speedup"].is_number() ? fmt::format(", best {:.3f}x", (*result)["speedup"].get<double>()) : "",
+                  result->contains("best_variant") ? " (" + (*result)["best_variant"].get<std::string>() + ")" : ""));
   return reply(result->value("status", "") == "probe" && result->value("reasons", json::array()).empty(), msg, *result);
 }
 

@@ -1,10 +1,13 @@
 // `temper run TASK`, `temper resume CAMPAIGN`, `temper status CAMPAIGN`: campaigns (docs/campaigns.md).
+#include "campaign/final_report.h"
 #include "campaign/orchestrator.h"
 #include "campaign/planfile_teacher.h"
 #include "cli/case_list.h"
 #include "cli/commands.h"
 #include "cli/timing_flags.h"
+#include "core/task_loader.h"
 #include "judge/common.h"
+#include "kb/store.h"
 #include "util/fs.h"
 #include "util/process.h"
 
@@ -24,7 +27,7 @@ using campaign::CampaignConfig;
 struct RunArgs {
   std::string task;
   std::string teacher = "planfile";
-  std::string student;
+  std::string student = "tuner";
   int rounds = 1;
   std::vector<std::string> budget;
   std::string dir;
@@ -103,15 +106,44 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, const fs::pa
   return deps;
 }
 
-int finish(const fs::path& dir, campaign::Orchestrator& o, Status ran) {
+// Certified peaks of this machine bound each case through the task's cost model (fraction of
+// the roofline in the final summary); none when the knowledge base has no certified figures.
+std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) {
+  auto task = core::load_task(task_dir);
+  if (!task || !task->config.cost) return std::nullopt;
+  kb::KnowledgeBase base = kb::load_kb(kb_root_for(task_dir));
+  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
+  if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
+  return std::nullopt;
+}
+
+int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeService& judge, Status ran, bool quiet) {
   if (!ran) {
     std::cerr << "temper: error: " << ran.error().message << "\n"
               << "temper: the campaign's state is saved; continue with `temper resume " << dir.string() << "`\n";
     return kExitUsage;
   }
-  if (auto st = campaign::campaign_status(dir)) std::cout << campaign::format_status(*st);
-  return o.state().rounds_done.empty() || o.state().phase != campaign::Phase::Done ? kExitFailed : kExitOk;
+  if (o.state().phase != campaign::Phase::Done) {
+    if (auto st = campaign::campaign_status(dir)) std::cout << campaign::format_status(*st);
+    return kExitFailed;
+  }
+  // What the whole campaign gained: the final kernel against the starting reference on every
+  // case of the campaign (judged once; a rerun reads the stored summary).
+  if (!quiet) std::cerr << "temper: final report: judging the final kernel against the starting reference\n";
+  campaign::FinalReportOptions opts;
+  opts.roofline = roofline_for(o.config().task_dir);
+  auto summary = campaign::ensure_final_report(dir, o.references(), judge, opts);
+  if (!summary) {
+    std::cerr << "temper: error: final report: " << summary.error().message << "\n"
+              << "temper: rerun `temper resume " << dir.string() << "` to retry it\n";
+    if (auto st = campaign::campaign_status(dir)) std::cout << campaign::format_status(*st);
+    return kExitFailed;
+  }
+  std::cout << campaign::format_final_summary(*summary);
+  return o.state().rounds_done.empty() ? kExitFailed : kExitOk;
 }
+
+int resume_campaign(const std::string& dir, bool quiet);
 
 int run_campaign(const RunArgs& a) {
   CampaignConfig c;
@@ -181,6 +213,22 @@ int run_campaign(const RunArgs& a) {
     for (char& ch : stamp) if (ch == ':') ch = '-';
     dir = fs::path("campaigns") / (fs::path(a.task).lexically_normal().filename().string() + "-" + stamp);
   }
+  // The same directory again continues that campaign (a second `make run` finishes from its
+  // state), as long as it is the same task; anything else there is refused.
+  if (fs::exists(dir / "campaign.json")) {
+    auto existing = campaign::load_campaign(dir);
+    if (!existing) {
+      std::cerr << "temper: error: " << existing.error().message << "\n";
+      return kExitUsage;
+    }
+    if (fs::weakly_canonical(existing->config.task_dir) != fs::weakly_canonical(c.task_dir)) {
+      std::cerr << "temper: error: " << dir.string() << " holds a campaign on " << existing->config.task_dir.string()
+                << ", not on " << c.task_dir.string() << ": give another --dir\n";
+      return kExitUsage;
+    }
+    if (!a.quiet) std::cerr << "temper: " << dir.string() << " holds a campaign on this task: resuming it with its own settings\n";
+    return resume_campaign(dir.string(), a.quiet);
+  }
   campaign::RealJudgeService judge(c.judge, util::default_process_runner(), TEMPER_VERSION);
   const fs::path task_dir = c.task_dir;
   auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, task_dir, a.quiet));
@@ -189,7 +237,7 @@ int run_campaign(const RunArgs& a) {
     return kExitUsage;
   }
   if (!a.quiet) std::cerr << "temper: campaign " << dir.string() << "\n";
-  return finish(dir, **o, (*o)->run());
+  return finish(dir, **o, judge, (*o)->run(), a.quiet);
 }
 
 int resume_campaign(const std::string& dir, bool quiet) {
@@ -204,7 +252,7 @@ int resume_campaign(const std::string& dir, bool quiet) {
     std::cerr << "temper: error: " << o.error().message << "\n";
     return kExitUsage;
   }
-  return finish(dir, **o, (*o)->run());
+  return finish(dir, **o, judge, (*o)->run(), quiet);
 }
 
 } // namespace
@@ -214,10 +262,10 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   CLI::App* run = app.add_subcommand("run", "Run an optimization campaign on a task: Teacher plans, Student implements, the judge decides");
   run->add_option("task", a->task, "Task directory")->required();
   run->add_option("--teacher", a->teacher, "Teacher agent: planfile (the task's plans/), planfile:DIR, claude, codex, opencode, cmd:\"...\", script:DIR")->capture_default_str();
-  run->add_option("--student", a->student, "Student agent: claude, codex, opencode, cmd:\"...\", script:DIR")->required();
+  run->add_option("--student", a->student, "Student agent: tuner (tunes the plan's kernel knobs, no LLM), claude, codex, opencode, cmd:\"...\", script:DIR")->capture_default_str();
   run->add_option("--rounds", a->rounds, "Rounds; each promotes its best verified kernel to the next round's reference")->capture_default_str();
   run->add_option("--budget", a->budget, "KEY=VALUE, repeatable: wall=4h (campaign), job=7200s (one judge run), turn=30m (one agent turn), cost=20 (agent USD)");
-  run->add_option("--dir", a->dir, "Campaign directory (default: campaigns/TASK-TIME)");
+  run->add_option("--dir", a->dir, "Campaign directory (default: campaigns/TASK-TIME); an existing campaign of the same task there is resumed");
   run->add_option("--reference", a->reference, "Starting reference kernel (a file, or a file name in the task; default: the task's reference)");
   run->add_option("--cases", a->cases, "The campaign's cases, e.g. 1-4,7 (default: all)");
   run->add_option("--compiler", a->compiler, "Compiler for candidates and references")->capture_default_str();

@@ -2,6 +2,8 @@
 // stagnation, revisions, promotion, workspaces, the ledger, and resume after kills.
 #include "campaign/orchestrator.h"
 
+#include "campaign/final_report.h"
+
 #include "campaign/planfile_teacher.h"
 #include "campaign_fakes.h"
 #include "util/clock.h"
@@ -525,6 +527,62 @@ TEST(OrchestratorResumeTest, ResumeOfAFinishedCampaignDoesNothing) {
   EXPECT_EQ(o->state().rounds_done.size(), 1u);
   // A campaign directory cannot be created twice.
   EXPECT_FALSE(Orchestrator::create(rig.dir, c, rig.deps()).has_value());
+}
+
+
+// The final report judges the last promoted kernel (R1, 2.2x) against R0 once, on the campaign's
+// cases at the gate tier, and a second call reads it back without judging.
+TEST(FinalReportTest, JudgesFinalReferenceAgainstStartOnce) {
+  Rig rig(std::vector<json>{test_plan("rows"), test_plan("blocks")});
+  script_two_rounds(rig.student);
+  CampaignConfig c = test_config(rig.task, 1);
+  c.triggers.rejections = 2;
+  auto o = rig.create(c);
+  // Not finished yet: no report.
+  EXPECT_FALSE(ensure_final_report(rig.dir, o->references(), rig.judge, {}).has_value());
+  ASSERT_TRUE(o->run());
+  ASSERT_EQ(o->state().reference_id, "R1");
+  const size_t before = rig.judge.calls.size();
+  auto summary = ensure_final_report(rig.dir, o->references(), rig.judge, {});
+  ASSERT_TRUE(summary.has_value()) << summary.error().message;
+  ASSERT_EQ(rig.judge.calls.size(), before + 1);
+  EXPECT_EQ(rig.judge.calls.back().tier, "gate");
+  EXPECT_NE(rig.judge.calls.back().content.find("fake: speedup=2.2"), std::string::npos);
+  EXPECT_EQ((*summary)["final_reference"], "R1");
+  EXPECT_TRUE((*summary)["improved"].get<bool>());
+  EXPECT_DOUBLE_EQ((*summary)["geomean_speedup"].get<double>(), 2.2);
+  ASSERT_EQ((*summary)["cases"].size(), 2u);
+  EXPECT_EQ((*summary)["cases"][0]["verdict"], "FASTER");
+  EXPECT_TRUE(fs::exists(rig.dir / "final" / "report.json"));
+  // The final judgement is a gate-category cost in the ledger, recorded once.
+  auto t = o->ledger().totals();
+  ASSERT_TRUE(t.has_value());
+  const std::string text = format_final_summary(*summary);
+  EXPECT_NE(text.find("geomean speedup over R0: 2.200x"), std::string::npos) << text;
+  EXPECT_NE(text.find("campaign directory:"), std::string::npos) << text;
+  auto again = ensure_final_report(rig.dir, o->references(), rig.judge, {});
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(rig.judge.calls.size(), before + 1);
+  auto t2 = o->ledger().totals();
+  ASSERT_TRUE(t2.has_value());
+  EXPECT_EQ(t2->judge_runs, t->judge_runs);
+}
+
+// Nothing promoted: the summary says so and judges nothing.
+TEST(FinalReportTest, NothingPromotedJudgesNothing) {
+  Rig rig(std::vector<json>{test_plan("rows")});
+  rig.student.script["R1/M0"] = {{submit("fake: speedup=1.0")}};
+  CampaignConfig c = test_config(rig.task, 1);
+  c.triggers.revisions = 0;
+  c.triggers.rejections = 1;
+  auto o = rig.create(c);
+  ASSERT_TRUE(o->run());
+  const size_t before = rig.judge.calls.size();
+  auto summary = ensure_final_report(rig.dir, o->references(), rig.judge, {});
+  ASSERT_TRUE(summary.has_value()) << summary.error().message;
+  EXPECT_EQ(rig.judge.calls.size(), before);
+  EXPECT_FALSE((*summary)["improved"].get<bool>());
+  EXPECT_NE(format_final_summary(*summary).find("starting reference is still the best"), std::string::npos);
 }
 
 } // namespace

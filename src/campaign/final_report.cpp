@@ -1,0 +1,177 @@
+#include "campaign/final_report.h"
+
+#include "campaign/campaign_state.h"
+#include "campaign/ledger.h"
+#include "campaign/orchestrator.h"
+#include "judge/common.h"
+#include "util/fs.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace temper::campaign {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json num_or_null(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? *it : json();
+}
+
+// Per-case rows from the judge's report: what the summary prints and keeps.
+json case_rows(const json& report) {
+  json rows = json::array();
+  for (const auto& c : report.value("cases", json::array())) {
+    json row = {{"case_id", c.value("case_id", int64_t{0})}, {"status", c.value("status", "")}};
+    if (c.contains("timing") && c["timing"].is_object()) {
+      const json& t = c["timing"];
+      row["speedup"] = num_or_null(t, "speedup");
+      row["ci"] = t.value("ci", json());
+      row["verdict"] = t.value("verdict", "");
+      row["confirmed"] = t.value("confirmed", false);
+      row["roofline_fraction"] = num_or_null(t, "roofline_fraction");
+      row["hardware_bound_us"] = num_or_null(t, "hardware_bound_us");
+      row["cann_bench_score"] = num_or_null(t, "cann_bench_score");
+    }
+    if (c.contains("kernel_seconds")) row["kernel_seconds"] = c["kernel_seconds"];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+} // namespace
+
+Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& references, JudgeService& judge,
+                                   const FinalReportOptions& options) {
+  TEMPER_TRY_ASSIGN(CampaignFile c, load_campaign(dir));
+  if (c.state.phase != Phase::Done) {
+    return fail("the campaign in {} is not finished (phase {}): continue it with `temper resume {}`", dir.string(),
+                phase_name(c.state.phase), dir.string());
+  }
+  const fs::path final_dir = dir / "final";
+  const fs::path summary_file = final_dir / "summary.json";
+  const std::string final_ref = c.state.reference_id;
+  if (fs::exists(summary_file)) {
+    TEMPER_TRY_ASSIGN(std::string text, util::read_file(summary_file));
+    json old = json::parse(text, nullptr, false);
+    if (!old.is_discarded() && old.value("final_reference", "") == final_ref) {
+      // Costs and status move on (a later status call may see more rows); the judgement does not.
+      if (auto st = campaign_status(dir)) old["status"] = *st;
+      return old;
+    }
+  }
+  TEMPER_TRY_ASSIGN(SealedReference start, references.get("R0"));
+  json summary = {{"schema_version", kFinalSummarySchemaVersion},
+                  {"kind", "temper.campaign.summary"},
+                  {"task", c.config.task_name},
+                  {"campaign", fs::absolute(dir).lexically_normal().string()},
+                  {"starting_reference", start.to_json()},
+                  {"final_reference", final_ref},
+                  {"end_reason", c.state.end_reason},
+                  {"time", judge::utc_now()}};
+  json rounds = json::array();
+  for (const auto& r : c.state.rounds_done) {
+    rounds.push_back({{"round", r.round}, {"promoted", r.promoted}, {"reference_after", r.reference_after}, {"speedup", r.speedup},
+                      {"end_reason", r.end_reason}, {"note", r.note}});
+  }
+  summary["rounds"] = rounds;
+  if (final_ref == "R0") {
+    summary["improved"] = false;
+    summary["note"] = "no round promoted a kernel with a confirmed FASTER verdict: the starting reference is still the best verified kernel";
+  } else {
+    TEMPER_TRY_ASSIGN(SealedReference fin, references.get(final_ref));
+    summary["final"] = fin.to_json();
+    JudgeCall call;
+    call.task_dir = c.config.task_dir;
+    call.candidate = fin.source;
+    call.reference = start.source;
+    call.tier = "gate";
+    call.cases = c.config.judge.cases;
+    call.time_limit_s = c.config.budgets.job_s;
+    call.roofline = options.roofline;
+    TEMPER_TRY_ASSIGN(JudgeOutcome out, judge.judge(call));
+    TEMPER_TRY(util::make_dirs(final_dir));
+    TEMPER_TRY(util::write_file_atomic(final_dir / "report.json", out.report.dump(2) + "\n"));
+    const ReportSummary sm = summarize_report(out.report);
+    TEMPER_TRY_ASSIGN(Ledger ledger, Ledger::open(dir / "ledger.sqlite"));
+    JudgeRunRow row{fmt::format("final-{}", final_ref), c.state.round, "", 0, "final", "gate", sm.cases, sm.wall_seconds,
+                    sm.compile_seconds, sm.confirm_seconds};
+    TEMPER_TRY(ledger.add(row).map([](bool) {}));
+    summary["improved"] = sm.all_passed && sm.speedup && *sm.speedup > 1;
+    summary["report"] = (final_dir / "report.json").string();
+    summary["all_passed"] = sm.all_passed;
+    summary["cases"] = case_rows(out.report);
+    const json& t = out.report.value("timing", json::object());
+    summary["geomean_speedup"] = num_or_null(t, "geomean_speedup");
+    summary["geomean_ci"] = t.value("geomean_ci", json());
+    summary["verdicts"] = t.value("verdicts", json::object());
+    summary["tier"] = t.value("tier", "");
+    summary["measurement_jobs"] = t.value("measurement_jobs", 0);
+    summary["confirmation_jobs"] = t.value("confirmation_jobs", 0);
+    if (!out.note.empty()) summary["note"] = out.note;
+  }
+  TEMPER_TRY(util::make_dirs(final_dir));
+  if (auto st = campaign_status(dir)) summary["status"] = *st;
+  TEMPER_TRY(util::write_file_atomic(summary_file, summary.dump(2) + "\n"));
+  return summary;
+}
+
+std::string format_final_summary(const json& s) {
+  std::string out = fmt::format("\n== temper campaign summary: {} ==\n", s.value("task", ""));
+  const json start = s.value("starting_reference", json::object());
+  out += fmt::format("starting reference R0: {}\n", start.value("label", ""));
+  for (const auto& r : s.value("rounds", json::array())) {
+    out += fmt::format("round {}: {}\n", r.value("round", 0), r.value("note", ""));
+  }
+  if (!s.value("improved", false) && !s.contains("cases")) {
+    out += s.value("note", "") + "\n";
+  } else {
+    out += fmt::format("final kernel {} ({}) against R0, {} tier, {}+{} jobs per case:\n", s.value("final_reference", ""),
+                       s.value("final", json::object()).value("label", ""), s.value("tier", ""), s.value("measurement_jobs", 0),
+                       s.value("confirmation_jobs", 0));
+    out += fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}\n", "case", "status", "speedup", "95% interval", "verdict", "roofline");
+    for (const auto& c : s.value("cases", json::array())) {
+      std::string sp = "-", ci = "-", verdict = "-", roof = "-";
+      if (c.contains("speedup") && c["speedup"].is_number()) sp = fmt::format("{:.3f}x", c["speedup"].get<double>());
+      if (c.contains("ci") && c["ci"].is_array() && c["ci"].size() == 2 && c["ci"][0].is_number() && c["ci"][1].is_number()) {
+        ci = fmt::format("[{:.3f}, {:.3f}]", c["ci"][0].get<double>(), c["ci"][1].get<double>());
+      }
+      if (c.contains("verdict")) verdict = c.value("verdict", "") + (c.value("confirmed", false) ? "" : "?");
+      if (c.contains("roofline_fraction") && c["roofline_fraction"].is_number()) {
+        roof = fmt::format("{:.1f}%", 100 * c["roofline_fraction"].get<double>());
+      }
+      out += fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}\n", c.value("case_id", int64_t{0}), c.value("status", ""), sp, ci,
+                         verdict, roof);
+    }
+    const json& v = s.value("verdicts", json::object());
+    std::string geo = s.contains("geomean_speedup") && s["geomean_speedup"].is_number()
+                          ? fmt::format("{:.3f}x", s["geomean_speedup"].get<double>())
+                          : std::string("n/a");
+    if (s.contains("geomean_ci") && s["geomean_ci"].is_array() && s["geomean_ci"].size() == 2 && s["geomean_ci"][0].is_number()) {
+      geo += fmt::format(" [{:.3f}, {:.3f}]", s["geomean_ci"][0].get<double>(), s["geomean_ci"][1].get<double>());
+    }
+    out += fmt::format("geomean speedup over R0: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {} (? = not confirmed)\n", geo,
+                       v.value("FASTER", 0), v.value("SLOWER", 0), v.value("SAME", 0), v.value("AMBIGUOUS", 0));
+    if (s.contains("note")) out += s.value("note", "") + "\n";
+  }
+  if (s.contains("status")) {
+    const json& c = s["status"].value("costs", json::object());
+    const json& n = s["status"].value("counts", json::object());
+    out += fmt::format("costs: probe/exploration {:.1f} s, gate {:.1f} s, confirmation {:.1f} s, compile {:.1f} s "
+                       "({} compiles, {} cache hits), agent {:.1f} s (${:.2f}, {} tokens)\n",
+                       c.value("probe_s", 0.0), c.value("gate_s", 0.0), c.value("confirmation_s", 0.0), c.value("compile_s", 0.0),
+                       n.value("compiles", 0), n.value("compile_cache_hits", 0), c.value("agent_s", 0.0), c.value("agent_cost_usd", 0.0),
+                       c.value("tokens", int64_t{0}));
+    out += fmt::format("campaign wall time: {:.0f} s\n", s["status"].value("budget", json::object()).value("elapsed_s", 0.0));
+  }
+  out += fmt::format("campaign directory: {}\n", s.value("campaign", ""));
+  if (s.contains("report")) out += fmt::format("final report: {}\n", s.value("report", ""));
+  out += fmt::format("summary: {}/final/summary.json\n", s.value("campaign", ""));
+  return out;
+}
+
+} // namespace temper::campaign
