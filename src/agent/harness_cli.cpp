@@ -43,6 +43,8 @@ int harness_cli_main(int argc, char** argv) {
   probe->add_option("FILE", file, "candidate source file in the workspace")->required();
   add_case(probe);
   probe->add_option("--grid", request.grid, "knob axis NAME=v1,v2,... (repeatable)");
+  std::vector<std::string> variant_texts;
+  probe->add_option("--variant", variant_texts, "one variant NAME=v,NAME2=w (repeatable; instead of --grid)");
   auto* submit = app.add_subcommand("submit", "submit a candidate for the current milestone's acceptance");
   submit->add_option("FILE", file, "candidate source file in the workspace")->required();
   auto* escalate = app.add_subcommand("escalate", "say that only an architecture change can help, and why");
@@ -72,6 +74,19 @@ int harness_cli_main(int argc, char** argv) {
       std::cerr << "harness: " << ok.error().message << "\n";
       return kHarnessExitUsage;
     }
+  }
+
+  for (const auto& text : variant_texts) {
+    auto v = parse_variant(text);
+    if (!v) {
+      std::cerr << "harness: --variant " << v.error().message << "\n";
+      return kHarnessExitUsage;
+    }
+    request.variants.push_back(std::move(*v));
+  }
+  if (!request.grid.empty() && !request.variants.empty()) {
+    std::cerr << "harness: give --grid or --variant, not both\n";
+    return kHarnessExitUsage;
   }
 
   const char* socket = std::getenv("TEMPER_HARNESS_SOCKET");

@@ -59,11 +59,51 @@ Status validate_grid_axis(const std::string& axis) {
   return {};
 }
 
+namespace {
+
+bool is_identifier(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  });
+}
+
+} // namespace
+
+Status validate_variant(const std::map<std::string, std::string>& variant) {
+  if (variant.empty()) return fail("a variant names no knob");
+  for (const auto& [name, value] : variant) {
+    if (!is_identifier(name)) return fail("variant knob name \"{}\" is not an identifier", name);
+    if (value.empty()) return fail("variant knob {} has an empty value", name);
+    if (std::any_of(value.begin(), value.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','; })) {
+      return fail("variant knob {}: value \"{}\" contains whitespace or a comma", name, value);
+    }
+  }
+  return {};
+}
+
+Expected<std::map<std::string, std::string>> parse_variant(const std::string& text) {
+  std::map<std::string, std::string> v;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) return fail("variant \"{}\": \"{}\" is not NAME=VALUE", text, item);
+    if (!v.emplace(item.substr(0, eq), item.substr(eq + 1)).second) return fail("variant \"{}\" names {} twice", text, item.substr(0, eq));
+    start = end + 1;
+  }
+  TEMPER_TRY(validate_variant(v));
+  return v;
+}
+
 json HarnessRequest::to_json() const {
   json j = {{"protocol", kHarnessProtocolVersion}, {"op", op}};
   if (!file.empty()) j["file"] = file.string();
   if (case_id) j["case"] = *case_id;
   if (!grid.empty()) j["grid"] = grid;
+  if (!variants.empty()) j["variants"] = variants;
   if (!text.empty()) j["text"] = text;
   return j;
 }
@@ -72,7 +112,7 @@ Expected<HarnessRequest> HarnessRequest::from_json(const json& j) {
   if (!j.is_object()) return fail("a request must be a JSON object, got {}", j.type_name());
   TEMPER_TRY(check_protocol(j));
   for (const auto& [key, value] : j.items()) {
-    if (key != "protocol" && key != "op" && key != "file" && key != "case" && key != "grid" && key != "text") {
+    if (key != "protocol" && key != "op" && key != "file" && key != "case" && key != "grid" && key != "variants" && key != "text") {
       return fail("unknown request field \"{}\"", key);
     }
   }
@@ -103,6 +143,24 @@ Expected<HarnessRequest> HarnessRequest::from_json(const json& j) {
       if (!axis.is_string()) return fail("\"grid\" must be an array of \"NAME=v1,v2\" strings");
       TEMPER_TRY(validate_grid_axis(axis.get<std::string>()));
       r.grid.push_back(axis.get<std::string>());
+    }
+  }
+
+  if (auto vs = j.find("variants"); vs != j.end()) {
+    if (r.op != "probe") return fail("op \"{}\" takes no variants", r.op);
+    if (!r.grid.empty()) return fail("a probe takes a grid or a list of variants, not both");
+    if (!vs->is_array()) return fail("\"variants\" must be an array of objects NAME -> value");
+    for (const auto& v : *vs) {
+      if (!v.is_object()) return fail("\"variants\" must be an array of objects NAME -> value");
+      std::map<std::string, std::string> variant;
+      for (const auto& [name, value] : v.items()) {
+        if (value.is_string()) variant[name] = value.get<std::string>();
+        else if (value.is_number_integer()) variant[name] = std::to_string(value.get<int64_t>());
+        else if (value.is_number()) variant[name] = value.dump();
+        else return fail("variant knob {}: the value must be a string or a number", name);
+      }
+      TEMPER_TRY(validate_variant(variant));
+      r.variants.push_back(std::move(variant));
     }
   }
 

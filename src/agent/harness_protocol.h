@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,9 @@ struct HarnessRequest {
   std::filesystem::path file;              // candidate file, relative to the workspace or absolute inside it
   std::optional<int64_t> case_id;          // --case N
   std::vector<std::string> grid;           // each "NAME=v1,v2,..."
+  // probe only, instead of a grid: explicit variants, each NAME -> value for the kernel's
+  // knobs (JSON: [{"UNROLL":"2","NT_STORES":"1"}, ...]; numbers are taken as their text).
+  std::vector<std::map<std::string, std::string>> variants;
   std::string text;                        // escalate reason
   nlohmann::json to_json() const;
   static Expected<HarnessRequest> from_json(const nlohmann::json& j);
@@ -54,6 +58,12 @@ class HarnessServer {
 
 // Checks one probe grid axis "NAME=v1,v2,...": NAME an identifier, no value empty.
 Status validate_grid_axis(const std::string& axis);
+
+// Checks one explicit variant: non-empty, names identifiers, values non-empty without whitespace.
+Status validate_variant(const std::map<std::string, std::string>& variant);
+
+// Parses `--variant NAME=v,NAME2=w` into one variant (then validated as above).
+Expected<std::map<std::string, std::string>> parse_variant(const std::string& text);
 
 // One request from a client (used by the `harness` executable and by built-in drivers).
 Expected<HarnessResponse> harness_call(const std::filesystem::path& socket_path,

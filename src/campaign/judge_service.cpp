@@ -185,7 +185,12 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
     TEMPER_TRY_ASSIGN(auto axis, judge::parse_knob_axis(g));
     o.grid.push_back(std::move(axis));
   }
-  TEMPER_TRY_ASSIGN(auto variants, judge::expand_grid(o.grid));
+  for (const auto& v : call.variants) o.variants.emplace_back(v.begin(), v.end());
+  size_t count = o.variants.size();
+  if (o.variants.empty()) {
+    TEMPER_TRY_ASSIGN(auto grid, judge::expand_grid(o.grid));
+    count = grid.size();
+  }
   o.compiler.program = m_settings.compiler;
   if (!m_settings.flags.empty()) o.compiler.flags = m_settings.flags;
   o.jobs = m_settings.jobs;
@@ -195,7 +200,7 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   o.worker_exe = m_worker_exe;
   JudgeOutcome out;
   const double cap = std::min(m_settings.cap_s, 3.0);
-  TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, static_cast<int>(variants.size()), 1, call.time_limit_s));
+  TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, static_cast<int>(count), 1, call.time_limit_s));
   if (fitted < cap) out.note = fmt::format("cap per arm reduced to {:.2f} s to fit the per-job limit", fitted);
   o.timing = timing_options(m_settings, call, fitted);
   TEMPER_TRY_ASSIGN(auto report, judge::run_probe(o, m_runner));

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct JudgeCall {
   std::string tier = "gate";        // correctness | probe | gate
   std::vector<int64_t> cases;       // empty: every case of the task
   std::vector<std::string> grid;    // probe only: "NAME=v1,v2"
+  std::vector<std::map<std::string, std::string>> variants; // probe only, instead of a grid: explicit variants
   double time_limit_s = 7200;       // the per-job limit the run must fit in
   std::optional<judge::Roofline> roofline; // timed runs: bounds per case (fraction of roofline)
 };
@@ -42,7 +44,7 @@ public:
   // Errors are harness problems (bad task, reference that fails, a run that cannot fit in its
   // limit); a candidate's failure is in the report.
   virtual Expected<JudgeOutcome> judge(const JudgeCall& call) = 0;
-  // A knob grid on one case (call.cases[0]) against the reference.
+  // A knob grid, or a list of variants, on one case (call.cases[0]) against the reference.
   virtual Expected<JudgeOutcome> probe_grid(const JudgeCall& call) = 0;
   // The reference's disassembly summary (text), for the Teacher.
   virtual Expected<std::string> disassemble(const JudgeCall& call) = 0;

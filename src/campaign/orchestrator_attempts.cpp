@@ -78,6 +78,25 @@ json report_excerpt(const json& report) {
   return out;
 }
 
+// A probe report's variants in brief: knobs, status, speedup, interval and verdict.
+json probe_variants(const json& report) {
+  json out = json::array();
+  for (const auto& v : report.value("variants", json::array())) {
+    json e = {{"label", v.value("label", "")}, {"knobs", v.value("knobs", json::object())}, {"status", v.value("status", "")},
+              {"rank", v.value("rank", json())}, {"speedup", nullptr}, {"ci", nullptr}, {"verdict", nullptr}};
+    if (v.contains("timing") && v["timing"].is_object()) {
+      const json& t = v["timing"];
+      e["speedup"] = t.value("speedup", json());
+      e["ci"] = t.value("ci", json());
+      e["verdict"] = t.value("verdict", json());
+      e["timing_status"] = t.value("status", json());
+    }
+    if (v.contains("message")) e["message"] = v["message"];
+    out.push_back(e);
+  }
+  return out;
+}
+
 } // namespace
 
 fs::path Orchestrator::attempt_dir(int n) const { return round_dir() / "attempts" / fmt::format("{:04}", n); }
@@ -131,6 +150,7 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
   } else {
     TEMPER_TRY_ASSIGN(SealedReference ref, m_deps.references->get(intent.value("reference_id", m_file.state.reference_id)));
     std::vector<ReportSummary> summaries;
+    json last_report;
     std::string status;
     for (const auto& step : intent.at("steps")) {
       const std::string name = step.at("report");
@@ -150,8 +170,9 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
         call.reference = call.tier == "correctness" ? fs::path() : ref.source;
         call.cases = step.at("cases").get<std::vector<int64_t>>();
         call.grid = step.value("grid", std::vector<std::string>());
+        call.variants = step.value("variants", std::vector<std::map<std::string, std::string>>());
         call.time_limit_s = m_file.config.budgets.job_s;
-        auto out = call.grid.empty() ? m_deps.judge->judge(call) : m_deps.judge->probe_grid(call);
+        auto out = call.grid.empty() && call.variants.empty() ? m_deps.judge->judge(call) : m_deps.judge->probe_grid(call);
         if (!out) {
           status = "error";
           result["reasons"].push_back("the judge could not run: " + out.error().message);
@@ -163,6 +184,7 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
       }
       result["reports"].push_back(name);
       summaries.push_back(summarize_report(report));
+      last_report = report;
       const ReportSummary& sm = summaries.back();
       result["seconds"] = result["seconds"].get<double>() + sm.wall_seconds;
       if (!sm.all_passed) break; // a failed correctness run ends the attempt before timing
@@ -176,6 +198,8 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
       result["verdicts"] = {{"FASTER", last.faster}, {"SLOWER", last.slower}, {"SAME", last.same}, {"AMBIGUOUS", last.ambiguous}};
       result["confirmed"] = last.all_confirmed;
       if (!last.best_variant.empty()) result["best_variant"] = last.best_variant;
+      // Every variant of a probe, so a Student (the tuner) ranks them from the response.
+      if (op == "probe" && last.kind == "temper.probe.report") result["variants"] = probe_variants(last_report);
       bool all_passed = true;
       for (const auto& sm : summaries) all_passed = all_passed && sm.all_passed;
       if (op == "probe") {
@@ -375,7 +399,11 @@ HarnessResponse Orchestrator::handle_student(const HarnessRequest& r) {
 
 HarnessResponse Orchestrator::student_status() {
   const CampaignState& s = m_file.state;
-  json body = {{"round", s.round}, {"phase", phase_name(s.phase)}, {"accepted", s.accepted}};
+  json body = {{"round", s.round}, {"phase", phase_name(s.phase)}, {"accepted", s.accepted}, {"campaign_cases", m_file.config.judge.cases}};
+  // What probes are measured against (the tuner keys its cache by it).
+  if (auto ref = m_deps.references->get(s.reference_id)) body["reference_sha"] = ref->sha;
+  const JudgeSettings& j = m_file.config.judge;
+  body["measurement"] = {{"compiler", j.compiler}, {"flags", j.flags}, {"cache_mode", j.cache_mode}, {"cpus", j.cpus}};
   std::string msg = fmt::format("round {}, phase {}", s.round, phase_name(s.phase));
   if (m_plan && s.milestone < static_cast<int>(m_plan->milestones.size())) {
     const Milestone& m = m_plan->milestones[static_cast<size_t>(s.milestone)];
@@ -383,6 +411,8 @@ HarnessResponse Orchestrator::student_status() {
     body["submissions"] = s.milestone_submissions;
     body["submission_budget"] = m.budget.attempts;
     body["consecutive_rejected"] = s.consecutive_rejected;
+    body["milestone_seconds"] = s.milestone_seconds;
+    body["seconds_budget"] = m.budget.seconds;
     msg += fmt::format(", {}: {} of {} submissions used{}", m.id, s.milestone_submissions, m.budget.attempts,
                        s.accepted.count(m.id) ? " (accepted)" : "");
   }
@@ -401,6 +431,7 @@ HarnessResponse Orchestrator::student_probe(const HarnessRequest& r) {
   else if (!m_file.config.judge.cases.empty()) case_id = m_file.config.judge.cases.front();
   else case_id = 1;
   json step = {{"report", "report.json"}, {"tier", "probe"}, {"cases", {case_id}}, {"grid", r.grid}};
+  if (!r.variants.empty()) step["variants"] = r.variants;
   json intent = {{"milestone", m.id}, {"file", r.file.string()}, {"steps", json::array({step})}};
   auto n = begin_attempt("probe", intent, *file);
   if (!n) return reply(false, "temper could not record the probe: " + n.error().message);

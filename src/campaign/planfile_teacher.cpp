@@ -1,4 +1,5 @@
 #include "campaign/planfile_teacher.h"
+#include "campaign/tuner_student.h"
 
 #include "util/fs.h"
 
@@ -108,6 +109,10 @@ Expected<agent::TurnResult> PlanfileTeacher::run_turn(const agent::TurnRequest& 
 Expected<std::unique_ptr<agent::Agent>> make_campaign_agent(const std::string& spec, const fs::path& task_dir) {
   if (spec == "planfile") return std::make_unique<PlanfileTeacher>(task_dir / "plans");
   if (spec.rfind("planfile:", 0) == 0) return std::make_unique<PlanfileTeacher>(fs::path(spec.substr(9)));
+  if (spec == "tuner" || spec.rfind("tuner:", 0) == 0) {
+    TEMPER_TRY_ASSIGN(TunerOptions options, parse_tuner_spec(spec));
+    return std::make_unique<TunerStudent>(task_dir, std::move(options));
+  }
 #ifdef TEMPER_HAVE_AGENT_LAYER
   return agent::make_agent(spec);
 #else

@@ -23,7 +23,8 @@ private:
   std::filesystem::path m_plans_dir;
 };
 
-// Campaign-level agent specs: "planfile" (plans of the task) or "planfile:DIR"; anything else
+// Campaign-level agent specs: "planfile" (plans of the task) or "planfile:DIR", "tuner" or
+// "tuner:KEY=VALUE,..." (campaign/tuner_student.h); anything else
 // goes to the agent layer's make_agent. `task_dir` locates the task's plans.
 Expected<std::unique_ptr<agent::Agent>> make_campaign_agent(const std::string& spec, const std::filesystem::path& task_dir);
 

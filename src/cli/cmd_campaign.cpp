@@ -262,7 +262,7 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   CLI::App* run = app.add_subcommand("run", "Run an optimization campaign on a task: Teacher plans, Student implements, the judge decides");
   run->add_option("task", a->task, "Task directory")->required();
   run->add_option("--teacher", a->teacher, "Teacher agent: planfile (the task's plans/), planfile:DIR, claude, codex, opencode, cmd:\"...\", script:DIR")->capture_default_str();
-  run->add_option("--student", a->student, "Student agent: tuner (tunes the plan's kernel knobs, no LLM), claude, codex, opencode, cmd:\"...\", script:DIR")->capture_default_str();
+  run->add_option("--student", a->student, "Student agent: tuner (built in: tunes the kernel's knobs, no LLM), tuner:KEY=VALUE,..., claude, codex, opencode, cmd:\"...\", script:DIR")->capture_default_str();
   run->add_option("--rounds", a->rounds, "Rounds; each promotes its best verified kernel to the next round's reference")->capture_default_str();
   run->add_option("--budget", a->budget, "KEY=VALUE, repeatable: wall=4h (campaign), job=7200s (one judge run), turn=30m (one agent turn), cost=20 (agent USD)");
   run->add_option("--dir", a->dir, "Campaign directory (default: campaigns/TASK-TIME); an existing campaign of the same task there is resumed");

@@ -97,6 +97,29 @@ Expected<std::vector<std::vector<build::Define>>> expand_grid(const std::vector<
   return out;
 }
 
+Expected<std::vector<std::vector<build::Define>>> check_variants(const std::vector<build::KnobValues>& variants,
+                                                                 std::string_view source, const core::ExprScope& case_scope) {
+  if (variants.empty()) return fail("no variant given");
+  if (variants.size() > kMaxProbeVariants) {
+    return fail("{} variants given; a probe takes at most {}", variants.size(), kMaxProbeVariants);
+  }
+  TEMPER_TRY_ASSIGN(build::KnobSpace space, build::parse_knobs(source));
+  if (space.empty()) return fail("the candidate declares no knobs (`// temper: knob NAME = D in {{...}}`), so it takes no variants");
+  std::set<std::string> seen;
+  std::vector<std::vector<build::Define>> out;
+  for (const auto& given : variants) {
+    build::KnobValues v = space.defaults();
+    for (const auto& [name, value] : given) v[name] = value;
+    if (auto ok = build::validate_values(space, given); !ok) return fail("variant {}: {}", build::knob_label(given), ok.error().message);
+    const std::string label = build::knob_label(v);
+    TEMPER_TRY_ASSIGN(bool valid, build::satisfies(space, v, &case_scope));
+    if (!valid) return fail("variant {} breaks a knob-constraint of the kernel on this case", label);
+    if (!seen.insert(label).second) return fail("variant {} is listed twice", label);
+    out.push_back(build::knob_defines(v));
+  }
+  return out;
+}
+
 // ---- Variants and report -------------------------------------------------------------------
 
 bool ProbeVariant::timed() const {
@@ -148,11 +171,17 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     return fail("task {} has no case {} (it has cases {}..{})", task.op.name, opt.case_id, task.cases.front().id,
                 task.cases.back().id);
   }
-  TEMPER_TRY_ASSIGN(auto grid, expand_grid(opt.grid));
+  if (!opt.grid.empty() && !opt.variants.empty()) return fail("a probe takes a grid or a list of variants, not both");
 
   std::error_code ec;
   if (!fs::is_regular_file(opt.candidate, ec)) return fail("candidate {} is not a file", opt.candidate.string());
   TEMPER_TRY_ASSIGN(std::string source_text, util::read_file(opt.candidate));
+  std::vector<std::vector<build::Define>> grid;
+  if (opt.variants.empty()) {
+    TEMPER_TRY_ASSIGN(grid, expand_grid(opt.grid));
+  } else {
+    TEMPER_TRY_ASSIGN(grid, check_variants(opt.variants, source_text, core::make_case_scope(task.op, *c)));
+  }
   fs::path reference = opt.timing.reference;
   if (reference.empty()) {
     auto it = task.config.reference.find("cpu");
@@ -331,6 +360,15 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   report.context["case"] = c->to_json();
   report.context["reference"] = {{"path", reference.string()}, {"sha", util::hash_hex(ref_text)}, {"build_key", ref_build.key}};
   report.context["grid"] = axes;
+  if (!opt.variants.empty()) {
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& defines : grid) {
+      nlohmann::json knobs = nlohmann::json::object();
+      for (const auto& [name, value] : defines) knobs[name] = value;
+      listed.push_back(knobs);
+    }
+    report.context["variants"] = listed;
+  }
   return report;
 }
 

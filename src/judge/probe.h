@@ -6,6 +6,7 @@
 #pragma once
 
 #include "build/compiler.h"
+#include "build/knobs.h"
 #include "judge/case_result.h"
 #include "judge/judge.h"
 #include "util/error.h"
@@ -40,11 +41,21 @@ Expected<KnobAxis> parse_knob_axis(std::string_view text);
 // -D macros. Errors: no axis, a knob named twice, more than kMaxProbeVariants variants.
 Expected<std::vector<std::vector<build::Define>>> expand_grid(const std::vector<KnobAxis>& axes);
 
+// Explicit variants against the candidate's declared knobs (`source`) on one case: each as -D
+// macros for every declared knob (defaults filled in). Errors: no variant, too many, a kernel
+// that declares no knobs, an undeclared knob or value, a constraint that fails, a duplicate.
+Expected<std::vector<std::vector<build::Define>>> check_variants(const std::vector<build::KnobValues>& variants,
+                                                                 std::string_view source, const core::ExprScope& case_scope);
+
 struct ProbeOptions {
   std::filesystem::path task_dir;
   std::filesystem::path candidate;
   int64_t case_id = 0;
   std::vector<KnobAxis> grid;
+  // Instead of a grid: these variants, in this order. Each is checked against the knobs the
+  // candidate declares (build/knobs.h): declared names and values, the constraints on the case;
+  // knobs a variant leaves out take their declared defaults. At most kMaxProbeVariants.
+  std::vector<build::KnobValues> variants;
   build::CompilerSpec compiler;
   std::optional<uint64_t> seed;      // default: this machine's secret seed (goldens are reused)
   bool fresh_seed = false;

@@ -54,6 +54,22 @@ TEST(HarnessCli, SendsEachOpAndPrintsTheMessage) {
   EXPECT_FALSE(seen[5].case_id);
 }
 
+TEST(HarnessCli, ProbeSendsExplicitVariants) {
+  TurnDirs dirs;
+  RecordingHarness harness(dirs.root() / "h.sock");
+  auto probe = run_harness(dirs.workspace, harness.socket(),
+                           {"probe", "k.cpp", "--variant", "UNROLL=2,NT_STORES=1", "--variant", "UNROLL=4,NT_STORES=0"});
+  EXPECT_EQ(probe.exit_code, 0) << probe.output;
+  auto seen = harness.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  ASSERT_EQ(seen[0].variants.size(), 2u);
+  EXPECT_EQ(seen[0].variants[0], (std::map<std::string, std::string>{{"NT_STORES", "1"}, {"UNROLL", "2"}}));
+  EXPECT_EQ(seen[0].variants[1].at("UNROLL"), "4");
+  EXPECT_EQ(run_harness(dirs.workspace, harness.socket(), {"probe", "k.cpp", "--variant", "UNROLL"}).exit_code, 2);
+  EXPECT_EQ(run_harness(dirs.workspace, harness.socket(), {"probe", "k.cpp", "--variant", "U=1", "--grid", "U=1,2"}).exit_code, 2);
+  EXPECT_EQ(harness.requests().size(), 1u);
+}
+
 TEST(HarnessCli, UsageErrorsAndMissingOrchestratorExitWith2) {
   TurnDirs dirs;
   RecordingHarness harness(dirs.root() / "h.sock");

@@ -27,6 +27,36 @@ TEST(HarnessProtocol, RequestRoundTripKeepsEveryField) {
   EXPECT_FALSE(eb->case_id);
 }
 
+TEST(HarnessProtocol, ProbeVariantsRoundTripAndValidate) {
+  HarnessRequest r;
+  r.op = "probe";
+  r.file = "/ws/k.cpp";
+  r.variants = {{{"UNROLL", "2"}, {"NT_STORES", "1"}}, {{"UNROLL", "4"}, {"NT_STORES", "0"}}};
+  auto back = HarnessRequest::from_json(json::parse(r.to_json().dump()));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->variants, r.variants);
+  // Numbers are taken as their text.
+  auto num = HarnessRequest::from_json(json::parse(R"({"protocol":1,"op":"probe","file":"a","variants":[{"UNROLL":2}]})"));
+  ASSERT_TRUE(num) << num.error().message;
+  EXPECT_EQ(num->variants[0].at("UNROLL"), "2");
+  auto error_of = [](const char* text) {
+    auto e = HarnessRequest::from_json(json::parse(text));
+    return e ? std::string() : e.error().message;
+  };
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","variants":{"U":"1"}})").find("array"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","variants":[{}]})").find("names no knob"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","variants":[{"9U":"1"}]})").find("identifier"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","variants":[{"U":"1 2"}]})").find("whitespace"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","variants":[{"U":true}]})").find("string or a number"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","grid":["U=1"],"variants":[{"U":"1"}]})").find("not both"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"submit","file":"a","variants":[{"U":"1"}]})").find("takes no variants"), std::string::npos);
+  auto parsed = parse_variant("A=1,B=x");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->size(), 2u);
+  EXPECT_FALSE(parse_variant("A=1,A=2"));
+  EXPECT_FALSE(parse_variant("A"));
+}
+
 TEST(HarnessProtocol, ResponseRoundTrip) {
   HarnessResponse r;
   r.ok = true;
