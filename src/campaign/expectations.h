@@ -1,6 +1,6 @@
 // Mechanism expectations of a milestone (`static.vec512_ops > 0`, `cg.D1mr change <= -30%`) are
 // evaluated by the profiling layer (judge/profile, docs/metrics.md). The campaign stores them in
-// the plan, passes them here with the accepted-so-far submission, records the results and
+// the plan, passes them here with a submission that passed correctness, records the results and
 // rejects a submission only for an expectation that was evaluated and failed. One this machine
 // cannot decide (no hardware counters, no valgrind, prose instead of a metric) is "unsupported"
 // with the reason, never a pass.

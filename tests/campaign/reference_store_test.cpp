@@ -95,6 +95,7 @@ TEST(SealedReferenceStoreTest, SealsIntoTheCampaignStoreAndJudgesByName) {
   JudgeCall probe = gate;
   probe.tier = "probe";
   probe.reference = "R9";
+  probe.grid = {"UNROLL=1,2"};
   auto unknown = service.probe_grid(probe);
   ASSERT_FALSE(unknown.has_value());
   EXPECT_NE(unknown.error().message.find("no sealed reference 'R9'"), std::string::npos) << unknown.error().message;

@@ -15,7 +15,8 @@ using namespace testing;
 TEST(CampaignWorkspaceTest, KnowledgeEntriesComeFromTheKnowledgeBase) {
   const fs::path root = source_dir() / "hw_kb";
   const std::string klass = "x86_64-zen5-avx512";
-  auto fma = kb::load_kb(root).find("fma-peak-1t");
+  const kb::KnowledgeBase base = kb::load_kb(root);
+  const kb::Entry* fma = base.find("fma-peak-1t");
   ASSERT_NE(fma, nullptr);
   ASSERT_NE(fma->last_decisive(), nullptr);
   const std::string certified_on = fma->last_decisive()->fingerprint;

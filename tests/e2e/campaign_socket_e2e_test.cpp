@@ -8,6 +8,7 @@
 #include "util/fs.h"
 #include "util/process.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -140,5 +141,7 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
       EXPECT_EQ(util::read_file(e.path())->find(reference), std::string::npos) << e.path() << " holds the reference source";
     }
   }
-  if (sandbox) EXPECT_EQ(*util::read_file(student / "refs-seen.txt"), "absent\n");
+  if (sandbox) {
+    EXPECT_EQ(*util::read_file(student / "refs-seen.txt"), "absent\n");
+  }
 }
