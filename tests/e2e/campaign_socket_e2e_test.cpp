@@ -113,6 +113,8 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   std::string transcripts;
   for (const auto& e : fs::directory_iterator(dir / "logs")) {
     if (e.path().filename().string().find("student") != std::string::npos) transcripts += *util::read_file(e.path() / "transcript.log");
+    // Every turn ran in the sandbox wherever bubblewrap works here.
+    EXPECT_EQ(json::parse(*util::read_file(e.path() / "turn.json"))["sandbox"], sandbox) << e.path();
   }
   EXPECT_NE(transcripts.find("M0 attempt 2: ACCEPTED"), std::string::npos) << transcripts;
   EXPECT_NE(transcripts.find("M1 attempt 4: ACCEPTED"), std::string::npos) << transcripts;
