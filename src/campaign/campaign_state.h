@@ -62,7 +62,7 @@ struct CampaignConfig {
   Budgets budgets;
   Triggers triggers;
   JudgeSettings judge;
-  std::string initial_reference;  // source the campaign started from (copied into the vault)
+  std::string initial_reference;  // source the campaign started from (sealed as R0 into CAMPAIGN/refs)
   bool sandbox = true;
   nlohmann::json target;          // the fingerprint of the machine the campaign runs on
 

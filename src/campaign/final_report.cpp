@@ -85,10 +85,22 @@ Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& referenc
   } else {
     TEMPER_TRY_ASSIGN(SealedReference fin, references.get(final_ref));
     summary["final"] = fin.to_json();
+    // The promoted kernel's source is the attempt that was sealed (the store keeps its copy in
+    // the vault, which only the judge reads).
+    fs::path source;
+    for (const auto& r : c.state.rounds_done) {
+      if (r.promoted && r.reference_after == final_ref) {
+        source = dir / "rounds" / fmt::format("R{}", r.round) / "attempts" / fmt::format("{:04}", r.attempt) / "candidate.cpp";
+      }
+    }
+    if (source.empty() || !fs::exists(source)) {
+      return fail("the campaign's final reference {} has no promoted attempt on record in {}", final_ref, dir.string());
+    }
     JudgeCall call;
     call.task_dir = c.config.task_dir;
-    call.candidate = fin.source;
-    call.reference = start.source;
+    call.candidate = source;
+    call.reference = start.id;
+    call.store = start.store;
     call.tier = "gate";
     call.cases = c.config.judge.cases;
     call.time_limit_s = c.config.budgets.job_s;

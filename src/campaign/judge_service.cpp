@@ -1,10 +1,10 @@
 #include "campaign/judge_service.h"
 
-#include "build/compile_cache.h"
 #include "core/task_loader.h"
 #include "judge/judge.h"
 #include "judge/probe.h"
 #include "judge/report.h"
+#include "judge/seal.h"
 #include "util/fs.h"
 
 #include <fmt/format.h>
@@ -115,6 +115,18 @@ Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limi
   return std::min(cap_s, room / arms);
 }
 
+void set_reference(JudgeCall& call, const SealedReference& ref) {
+  call.reference = ref.id;
+  call.store = ref.store;
+}
+
+build::CompilerSpec compiler_spec(const JudgeSettings& s) {
+  build::CompilerSpec spec;
+  spec.program = s.compiler;
+  if (!s.flags.empty()) spec.flags = s.flags;
+  return spec;
+}
+
 namespace {
 
 judge::JudgeOptions base_options(const JudgeSettings& s, const JudgeCall& call, const std::string& version) {
@@ -122,8 +134,7 @@ judge::JudgeOptions base_options(const JudgeSettings& s, const JudgeCall& call, 
   o.task_dir = call.task_dir;
   o.candidate = call.candidate;
   o.case_ids = call.cases;
-  o.compiler.program = s.compiler;
-  if (!s.flags.empty()) o.compiler.flags = s.flags;
+  o.compiler = compiler_spec(s);
   o.jobs = s.jobs;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(s.call_timeout_s, call.time_limit_s) * 1000));
   o.progress = false;
@@ -133,7 +144,6 @@ judge::JudgeOptions base_options(const JudgeSettings& s, const JudgeCall& call, 
 
 judge::TimingOptions timing_options(const JudgeSettings& s, const JudgeCall& call, double cap) {
   judge::TimingOptions t;
-  t.reference = call.reference;
   t.tier = call.tier == "probe" ? "probe" : "gate";
   t.measure_jobs = std::max(1, s.measure_jobs);
   t.confirm_jobs = std::max(0, s.confirm_jobs);
@@ -144,6 +154,12 @@ judge::TimingOptions timing_options(const JudgeSettings& s, const JudgeCall& cal
   t.protocol.rule.min_samples = s.min_samples;
   t.protocol.rule.min_time_s = std::min(s.min_time_s, cap);
   return t;
+}
+
+Expected<std::optional<judge::SealedRef>> sealed_of(const JudgeCall& call) {
+  if (call.reference.empty()) return std::optional<judge::SealedRef>();
+  TEMPER_TRY_ASSIGN(judge::SealedRef r, judge::find_sealed(call.store, call.reference));
+  return std::optional<judge::SealedRef>(std::move(r));
 }
 
 Expected<int> case_count(const JudgeCall& call) {
@@ -157,9 +173,17 @@ Expected<int> case_count(const JudgeCall& call) {
 Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
   judge::JudgeOptions o = base_options(m_settings, call, m_version);
   o.worker_exe = m_worker_exe;
+  TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
+  if (call.candidate.empty()) {
+    // The sealed reference itself (the Teacher's ref-time): its artifacts, as `temper ref run`.
+    if (!sealed) return fail("no candidate and no sealed reference to judge");
+    o.sealed_candidate = *sealed;
+    o.compiler.program = sealed->compiler;
+    o.compiler.flags = sealed->flags;
+  }
   JudgeOutcome out;
   if (call.tier != "correctness") {
-    if (call.reference.empty()) return fail("a {} judgement needs a reference", call.tier);
+    if (!sealed) return fail("a {} judgement needs a sealed reference", call.tier);
     TEMPER_TRY_ASSIGN(int n, case_count(call));
     const bool probe = call.tier == "probe";
     const int jobs = probe ? 1 : std::max(1, m_settings.measure_jobs) + std::max(0, m_settings.confirm_jobs);
@@ -168,6 +192,7 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
     if (fitted < cap) out.note = fmt::format("cap per arm reduced from {:.2f} s to {:.2f} s to fit the per-job limit of {:.0f} s", cap, fitted, call.time_limit_s);
     o.timing = timing_options(m_settings, call, fitted);
     if (call.roofline) o.timing->roofline = *call.roofline;
+    o.timing->sealed = *sealed;
   }
   TEMPER_TRY_ASSIGN(auto report, judge::run_judge(o, m_runner));
   out.report = judge::report_to_json(report);
@@ -191,8 +216,7 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
     TEMPER_TRY_ASSIGN(auto grid, judge::expand_grid(o.grid));
     count = grid.size();
   }
-  o.compiler.program = m_settings.compiler;
-  if (!m_settings.flags.empty()) o.compiler.flags = m_settings.flags;
+  o.compiler = compiler_spec(m_settings);
   o.jobs = m_settings.jobs;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(m_settings.call_timeout_s, call.time_limit_s) * 1000));
   o.progress = false;
@@ -203,6 +227,9 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, static_cast<int>(count), 1, call.time_limit_s));
   if (fitted < cap) out.note = fmt::format("cap per arm reduced to {:.2f} s to fit the per-job limit", fitted);
   o.timing = timing_options(m_settings, call, fitted);
+  TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
+  if (!sealed) return fail("a probe needs a sealed reference");
+  o.timing.sealed = *sealed;
   TEMPER_TRY_ASSIGN(auto report, judge::run_probe(o, m_runner));
   out.report = judge::probe_report_to_json(report);
   if (!out.note.empty()) out.report["campaign_note"] = out.note;
@@ -212,17 +239,12 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
 Expected<std::string> RealJudgeService::disassemble(const JudgeCall& call) {
   const std::string objdump = util::find_program("objdump");
   if (objdump.empty()) return std::string("unsupported: objdump not found on PATH\n");
-  build::CompilerSpec spec;
-  spec.program = m_settings.compiler;
-  if (!m_settings.flags.empty()) spec.flags = m_settings.flags;
-  build::CompileCache cache(util::cache_root() / "compile", spec, m_runner);
-  build::CompileRequest req;
-  req.source = call.candidate;
-  req.label = "reference";
-  TEMPER_TRY_ASSIGN(auto built, cache.compile(req));
-  if (!built.ok) return fail("the reference does not compile:\n{}", built.diagnostics);
+  TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
+  if (!sealed) return fail("disassembly needs a sealed reference");
+  int64_t case_id = call.cases.empty() ? (sealed->case_artifacts.empty() ? 0 : sealed->case_artifacts.begin()->first) : call.cases.front();
+  TEMPER_TRY_ASSIGN(std::filesystem::path artifact, judge::sealed_artifact(*sealed, case_id));
   util::Command cmd;
-  cmd.argv = {objdump, "-d", "--no-show-raw-insn", "-C", built.artifact.string()};
+  cmd.argv = {objdump, "-d", "--no-show-raw-insn", "-C", artifact.string()};
   cmd.timeout = std::chrono::milliseconds(60'000);
   auto r = m_runner.run(cmd);
   if (!r.ok()) return fail("objdump failed ({})", r.describe());
@@ -251,7 +273,7 @@ Expected<std::string> RealJudgeService::disassemble(const JudgeCall& call) {
     if (line.find("%xmm") != std::string::npos) counts[3]++;
     if (fn == "temper_kernel" && entry.size() < 400) entry.push_back(line);
   }
-  std::string text = "# Reference disassembly summary (objdump -d of the compiled reference)\n\n";
+  std::string text = fmt::format("# Reference disassembly summary (objdump -d of sealed reference {}, case {})\n\n", sealed->name, case_id);
   text += fmt::format("{:<48} {:>8} {:>10} {:>8} {:>8}\n", "function", "instrs", "ymm/zmm", "xmm", "calls");
   for (const auto& [name, c] : per_fn) {
     if (c[0] == 0) continue;

@@ -5,8 +5,10 @@
 // CLI writes, summarized by summarize_report.
 #pragma once
 
+#include "build/compiler.h"
 #include "campaign/campaign_state.h"
 #include "judge/roofline.h"
+#include "campaign/reference_store.h"
 #include "util/error.h"
 #include "util/process.h"
 
@@ -23,8 +25,12 @@ namespace temper::campaign {
 
 struct JudgeCall {
   std::filesystem::path task_dir;
-  std::filesystem::path candidate;
-  std::filesystem::path reference;  // sealed reference source; empty: correctness only
+  std::filesystem::path candidate;  // a candidate source; empty: judge the sealed reference itself
+  // The sealed reference, by name in its store (`temper judge --reference NAME --store DIR`):
+  // the candidate is timed against its artifacts and must not call it. Without a name the run
+  // is correctness only.
+  std::string reference;
+  std::filesystem::path store;
   std::string tier = "gate";        // correctness | probe | gate
   std::vector<int64_t> cases;       // empty: every case of the task
   std::vector<std::string> grid;    // probe only: "NAME=v1,v2"
@@ -46,9 +52,17 @@ public:
   virtual Expected<JudgeOutcome> judge(const JudgeCall& call) = 0;
   // A knob grid, or a list of variants, on one case (call.cases[0]) against the reference.
   virtual Expected<JudgeOutcome> probe_grid(const JudgeCall& call) = 0;
-  // The reference's disassembly summary (text), for the Teacher.
+  // The sealed reference's disassembly summary (text), for the Teacher: its artifact for
+  // call.cases[0] (or the task's first case).
   virtual Expected<std::string> disassemble(const JudgeCall& call) = 0;
 };
+
+// Names `ref` as the call's sealed reference.
+void set_reference(JudgeCall& call, const SealedReference& ref);
+
+// How the campaign compiles candidates and seals references (the same, so the judge's
+// compiler-match check holds).
+build::CompilerSpec compiler_spec(const JudgeSettings& settings);
 
 // What the orchestrator needs from a report.
 struct ReportSummary {

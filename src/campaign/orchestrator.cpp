@@ -4,8 +4,9 @@
 #include "build/compiler.h"
 #include "core/task_loader.h"
 #include "judge/common.h"
+#include "kb/target.h"
 #include "util/fs.h"
-#include "util/host.h"
+#include "util/process.h"
 
 #include <fmt/format.h>
 
@@ -17,11 +18,13 @@ namespace temper::campaign {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::vector<ExpectationResult> unevaluated(const std::vector<std::string>& expectations) {
-  std::vector<ExpectationResult> out;
-  for (const auto& e : expectations) out.push_back({e, "unsupported", "mechanism checks are not wired into campaigns yet"});
-  return out;
+namespace {
+
+BriefContext brief_context(const CampaignConfig& config, const OrchestratorDeps& deps, const fs::path& workspace) {
+  return BriefContext{config.task_name, deps.target_class, workspace, config.budgets.turn_s, config.judge};
 }
+
+} // namespace
 
 Orchestrator::Orchestrator(fs::path dir, CampaignFile file, OrchestratorDeps deps)
     : m_dir(std::move(dir)), m_file(std::move(file)), m_deps(std::move(deps)) {}
@@ -36,7 +39,7 @@ Expected<std::unique_ptr<Orchestrator>> Orchestrator::create(const fs::path& dir
   config.task_dir = fs::absolute(config.task_dir).lexically_normal();
   TEMPER_TRY_ASSIGN(auto task, core::load_task(config.task_dir));
   config.task_name = config.task_dir.filename().string();
-  if (config.target.is_null() || config.target.empty()) config.target = util::host_info().to_json();
+  if (config.target.is_null() || config.target.empty()) config.target = kb::current_target().to_json();
   // The starting reference: the task's CPU reference unless the campaign names another.
   fs::path ref = config.initial_reference;
   if (ref.empty()) {
@@ -67,14 +70,18 @@ Expected<std::unique_ptr<Orchestrator>> Orchestrator::open(const fs::path& dir, 
 
 Status Orchestrator::init() {
   if (!m_deps.judge) return fail("orchestrator: no judge service");
-  if (!m_deps.references) m_deps.references = std::make_unique<VaultReferenceStore>(m_dir / "vault");
+  if (!m_deps.references) {
+    m_deps.references = std::make_unique<SealedReferenceStore>(m_dir / "refs", m_file.config.task_dir, compiler_spec(m_file.config.judge),
+                                                               util::default_process_runner(), m_file.config.judge.jobs);
+  }
   if (!m_deps.clock) {
     m_own_clock = std::make_unique<util::SteadyClock>();
     m_clock = m_own_clock.get();
   } else {
     m_clock = m_deps.clock;
   }
-  if (m_deps.target_class.empty()) m_deps.target_class = provisional_target_class();
+  if (m_deps.target_class.empty()) m_deps.target_class = kb::current_target().target_class();
+  if (m_deps.target_fingerprint.empty()) m_deps.target_fingerprint = kb::current_target().id();
   m_start = m_clock->now();
   m_base_elapsed = m_file.state.elapsed_s;
   TEMPER_TRY_ASSIGN(auto ledger, Ledger::open(m_dir / "ledger.sqlite"));
@@ -139,7 +146,7 @@ PlanContext Orchestrator::plan_context() const {
   if (auto task = core::load_task(m_file.config.task_dir)) {
     for (const auto& c : task->cases) ctx.case_ids.insert(c.id);
   }
-  for (const auto& e : certified_kb_entries(m_deps.kb_root, m_deps.target_class)) ctx.kb_ids.insert(e.id);
+  for (const auto& e : certified_kb_entries(m_deps.kb_root, m_deps.target_class, m_deps.target_fingerprint)) ctx.kb_ids.insert(e.id);
   return ctx;
 }
 
@@ -245,8 +252,11 @@ Status Orchestrator::prepare_teacher_workspace() {
   const fs::path ws = teacher_workspace();
   TEMPER_TRY(util::make_dirs(ws));
   TEMPER_TRY(copy_task_public(m_file.config.task_dir, ws / "task"));
-  TEMPER_TRY(util::write_file_atomic(ws / "target.json", json{{"target_class", m_deps.target_class}, {"host", m_file.config.target}}.dump(2) + "\n"));
-  TEMPER_TRY(copy_kb_entries(certified_kb_entries(m_deps.kb_root, m_deps.target_class), ws / "kb"));
+  // The knowledge base's fingerprint of this machine, taken when the campaign was created.
+  json target = m_file.config.target;
+  target["target_class"] = m_deps.target_class;
+  TEMPER_TRY(util::write_file_atomic(ws / "target.json", target.dump(2) + "\n"));
+  TEMPER_TRY(copy_kb_entries(certified_kb_entries(m_deps.kb_root, m_deps.target_class, m_deps.target_fingerprint), ws / "kb"));
   // The reference as a black box, measured once per round.
   const fs::path refdir = ws / "reference";
   TEMPER_TRY(util::make_dirs(refdir));
@@ -254,7 +264,7 @@ Status Orchestrator::prepare_teacher_workspace() {
   if (!fs::exists(refdir / "times.json")) {
     JudgeCall call;
     call.task_dir = m_file.config.task_dir;
-    call.candidate = ref.source;
+    set_reference(call, ref); // no candidate: the sealed reference itself is judged
     call.tier = "correctness";
     call.cases = m_file.config.judge.cases;
     call.time_limit_s = m_file.config.budgets.job_s;
@@ -275,12 +285,13 @@ Status Orchestrator::prepare_teacher_workspace() {
   if (!fs::exists(refdir / "disassembly.txt")) {
     JudgeCall call;
     call.task_dir = m_file.config.task_dir;
-    call.candidate = ref.source;
+    set_reference(call, ref);
+    if (!m_file.config.judge.cases.empty()) call.cases = {m_file.config.judge.cases.front()};
     auto text = m_deps.judge->disassemble(call);
     TEMPER_TRY(util::write_file_atomic(refdir / "disassembly.txt", text ? *text : "unavailable: " + text.error().message + "\n"));
   }
   if (!fs::exists(refdir / "profile.txt")) {
-    std::string profile = "unsupported: no profiler is wired into campaigns yet (./harness ref-profile says the same)\n";
+    std::string profile = "unsupported: no profiler was given to this campaign (./harness ref-profile says the same)\n";
     if (m_deps.ref_profile) {
       int64_t first = m_file.config.judge.cases.empty() ? 1 : m_file.config.judge.cases.front();
       auto p = m_deps.ref_profile(ref, first);
@@ -309,7 +320,8 @@ Status Orchestrator::plan_phase() {
       ++s.teacher_turns;
       std::error_code ec;
       fs::remove(ws / "plan.json", ec);
-      TEMPER_TRY_ASSIGN(auto turn, run_turn(agent::Role::Teacher, "plan", ws, teacher_plan_brief(m_file.config.task_name, errors)));
+      TEMPER_TRY_ASSIGN(std::string brief, teacher_plan_brief(brief_context(m_file.config, m_deps, ws), errors));
+      TEMPER_TRY_ASSIGN(auto turn, run_turn(agent::Role::Teacher, "plan", ws, brief));
       (void)turn;
       std::vector<PlanIssue> issues;
       json doc;
@@ -357,7 +369,7 @@ Status Orchestrator::prepare_student_workspace() {
   std::error_code ec;
   fs::remove_all(ws / "kb", ec);
   std::vector<KbEntryRef> cited;
-  for (const auto& e : certified_kb_entries(m_deps.kb_root, m_deps.target_class)) {
+  for (const auto& e : certified_kb_entries(m_deps.kb_root, m_deps.target_class, m_deps.target_fingerprint)) {
     if (std::find(m.kb.begin(), m.kb.end(), e.id) != m.kb.end()) cited.push_back(e);
   }
   TEMPER_TRY(copy_kb_entries(cited, ws / "kb"));
@@ -403,7 +415,8 @@ Status Orchestrator::student_phase() {
   }
   TEMPER_TRY(prepare_student_workspace());
   ++s.milestone_student_turns;
-  TEMPER_TRY_ASSIGN(auto turn, run_turn(agent::Role::Student, m.id, student_workspace(), student_brief(m, m_file.config.task_name)));
+  TEMPER_TRY_ASSIGN(std::string brief, student_brief(brief_context(m_file.config, m_deps, student_workspace()), m));
+  TEMPER_TRY_ASSIGN(auto turn, run_turn(agent::Role::Student, m.id, student_workspace(), brief));
   s.milestone_seconds += turn.seconds;
   return save();
 }
@@ -438,8 +451,9 @@ Status Orchestrator::revision_phase() {
     TEMPER_TRY(util::write_file_atomic(ws / "REVISION.md", fmt::format("# Revision {} requested\n\ntrigger: {}\n\n{}\n\nstalled at: {}\n",
                                                                        number, s.pending_trigger, s.pending_detail, milestone_id)));
     ++s.teacher_turns;
-    TEMPER_TRY_ASSIGN(auto turn, run_turn(agent::Role::Teacher, "revision", ws,
-                                          teacher_revision_brief(m_file.config.task_name, s.pending_trigger, s.pending_detail, errors)));
+    TEMPER_TRY_ASSIGN(std::string brief, teacher_revision_brief(brief_context(m_file.config, m_deps, ws), s.pending_trigger,
+                                                                s.pending_detail, errors));
+    TEMPER_TRY_ASSIGN(auto turn, run_turn(agent::Role::Teacher, "revision", ws, brief));
     (void)turn;
     std::vector<PlanIssue> issues;
     json rev_doc, plan_doc;

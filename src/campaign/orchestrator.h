@@ -38,12 +38,13 @@ struct OrchestratorDeps {
   JudgeService* judge = nullptr;              // required
   AgentFactory make_agent;                    // required
   HarnessStarter start_harness;               // empty: no socket (built-in agents call the handlers)
-  std::unique_ptr<ReferenceStore> references; // empty: VaultReferenceStore(CAMPAIGN/vault)
+  std::unique_ptr<ReferenceStore> references; // empty: SealedReferenceStore(CAMPAIGN/refs)
   util::Clock* clock = nullptr;               // empty: a steady clock
   ExpectationEvaluator* expectations = nullptr; // empty: expectations reported unevaluated
   RefProfileHook ref_profile;                 // empty: "unsupported"
   std::filesystem::path kb_root;              // hw_kb/ (empty: no knowledge entries)
-  std::string target_class;                   // empty: provisional_target_class()
+  std::string target_class;                   // empty: kb::current_target()'s class
+  std::string target_fingerprint;             // empty: kb::current_target().id() (stale kb entries)
   std::ostream* progress = nullptr;           // progress lines; empty: none
   // Test seam: called at named points of every state change ("after_report", ...). A test
   // throws from it to simulate a kill there.
@@ -52,8 +53,8 @@ struct OrchestratorDeps {
 
 class Orchestrator {
 public:
-  // A new campaign in `dir` (created; must be absent or empty): campaign.json, the vault with
-  // the starting reference (`config.initial_reference`, else the task's), the ledger.
+  // A new campaign in `dir` (created; must be absent or empty): campaign.json, the store with
+  // the starting reference sealed as R0 (`config.initial_reference`, else the task's), the ledger.
   static Expected<std::unique_ptr<Orchestrator>> create(const std::filesystem::path& dir, CampaignConfig config,
                                                         OrchestratorDeps deps);
   // An existing campaign, for resume and status; finishes any half-done step on disk first.

@@ -167,7 +167,7 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
         call.task_dir = m_file.config.task_dir;
         call.candidate = dir / "candidate.cpp";
         call.tier = step.at("tier");
-        call.reference = call.tier == "correctness" ? fs::path() : ref.source;
+        if (call.tier != "correctness") set_reference(call, ref);
         call.cases = step.at("cases").get<std::vector<int64_t>>();
         call.grid = step.value("grid", std::vector<std::string>());
         call.variants = step.value("variants", std::vector<std::map<std::string, std::string>>());
@@ -231,8 +231,17 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
           }
         }
         std::vector<std::string> expectations = acc.value("expectations", std::vector<std::string>());
-        std::vector<ExpectationResult> ex = m_deps.expectations ? m_deps.expectations->evaluate(expectations, json(), dir / "candidate.cpp")
-                                                                 : unevaluated(expectations);
+        std::vector<ExpectationResult> ex;
+        if (!expectations.empty()) {
+          if (!all_passed) {
+            ex = unevaluated(expectations, "not evaluated: the submission did not pass correctness");
+          } else if (m_deps.expectations) {
+            ExpectationRequest req{expectations, last_report, dir / "candidate.cpp", m_file.config.task_dir, ref};
+            ex = m_deps.expectations->evaluate(req);
+          } else {
+            ex = unevaluated(expectations, "no profiler was given to this campaign");
+          }
+        }
         json exj = json::array();
         for (const auto& e : ex) {
           exj.push_back({{"expectation", e.expectation}, {"status", e.status}, {"detail", e.detail}});
@@ -518,7 +527,7 @@ HarnessResponse Orchestrator::handle_teacher(const HarnessRequest& r) {
   }
   JudgeCall call;
   call.task_dir = m_file.config.task_dir;
-  call.candidate = ref->source;
+  set_reference(call, *ref); // no candidate: the sealed reference itself is judged
   call.time_limit_s = m_file.config.budgets.job_s;
   if (r.op == "ref-time") {
     call.tier = "correctness";
@@ -539,12 +548,14 @@ HarnessResponse Orchestrator::handle_teacher(const HarnessRequest& r) {
     return reply(true, msg, {{"cases", times}});
   }
   if (r.op == "ref-disasm") {
+    if (r.case_id) call.cases = {*r.case_id};
+    else if (!m_file.config.judge.cases.empty()) call.cases = {m_file.config.judge.cases.front()};
     auto text = m_deps.judge->disassemble(call);
     if (!text) return reply(false, text.error().message);
     return reply(true, *text);
   }
   if (r.op == "ref-profile") {
-    if (!m_deps.ref_profile) return reply(false, "unsupported: no profiler is wired into campaigns yet");
+    if (!m_deps.ref_profile) return reply(false, "unsupported: no profiler was given to this campaign");
     auto text = m_deps.ref_profile(*ref, r.case_id.value_or(m_file.config.judge.cases.empty() ? 1 : m_file.config.judge.cases.front()));
     if (!text) return reply(false, text.error().message);
     return reply(true, *text);

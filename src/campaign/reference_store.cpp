@@ -1,39 +1,49 @@
 #include "campaign/reference_store.h"
 
+#include "judge/seal.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
 namespace temper::campaign {
 
-nlohmann::json SealedReference::to_json() const { return {{"id", id}, {"label", label}, {"sha", sha}}; }
+namespace {
 
-Expected<SealedReference> VaultReferenceStore::seal(const std::filesystem::path& source, const std::string& id,
-                                                    const std::string& label) {
-  TEMPER_TRY_ASSIGN(std::string text, util::read_file(source));
-  const std::string sha = util::hash_hex(text);
-  if (auto existing = get(id)) {
-    if (existing->sha == sha) return existing;
-    return fail("vault: reference {} exists with other content", id);
-  }
-  const auto dir = m_dir / id;
-  TEMPER_TRY(util::make_dirs(dir));
-  // Source first, then meta.json: an entry without meta.json is incomplete and sealed again.
-  TEMPER_TRY(util::write_file_atomic(dir / "reference.cpp", text));
-  SealedReference r{id, label, dir / "reference.cpp", sha};
-  TEMPER_TRY(util::write_file_atomic(dir / "meta.json", r.to_json().dump(2) + "\n"));
-  return r;
+SealedReference from_sealed(const judge::SealedRef& r, const std::filesystem::path& store) {
+  return SealedReference{r.name, r.origin, r.source_sha, store};
 }
 
-Expected<SealedReference> VaultReferenceStore::get(const std::string& id) {
-  const auto dir = m_dir / id;
-  if (!std::filesystem::exists(dir / "meta.json")) return fail("vault: no sealed reference '{}'", id);
-  TEMPER_TRY_ASSIGN(std::string meta, util::read_file(dir / "meta.json"));
-  try {
-    auto j = nlohmann::json::parse(meta);
-    return SealedReference{j.at("id"), j.at("label"), dir / "reference.cpp", j.at("sha")};
-  } catch (const nlohmann::json::exception& e) {
-    return fail("vault: {}/meta.json: {}", id, e.what());
+} // namespace
+
+nlohmann::json SealedReference::to_json() const { return {{"id", id}, {"label", label}, {"sha", sha}}; }
+
+Expected<SealedReference> SealedReferenceStore::seal(const std::filesystem::path& source, const std::string& id,
+                                                     const std::string& label) {
+  TEMPER_TRY_ASSIGN(std::string text, util::read_file(source));
+  const std::string sha = util::hash_hex(text);
+  std::error_code ec;
+  // An entry is published by one rename, so one that exists is complete: a resume after a kill
+  // between sealing and recording it finds it here.
+  if (std::filesystem::exists(m_store / id / "manifest.json", ec)) {
+    TEMPER_TRY_ASSIGN(judge::SealedRef existing, judge::find_sealed(m_store, id));
+    if (existing.source_sha == sha) return from_sealed(existing, m_store);
+    return fail("the campaign's store {} already holds reference {} with other content", m_store.string(), id);
   }
+  judge::SealOptions o;
+  o.task_dir = m_task_dir;
+  o.source = source;
+  o.name = id;
+  o.store = m_store;
+  o.compiler = m_compiler;
+  o.origin = label;
+  o.keep_source = true; // the task's reference and the attempts' candidates stay where they are
+  o.jobs = m_jobs;
+  TEMPER_TRY_ASSIGN(judge::SealedRef sealed, judge::seal(o, m_runner));
+  return from_sealed(sealed, m_store);
+}
+
+Expected<SealedReference> SealedReferenceStore::get(const std::string& id) {
+  TEMPER_TRY_ASSIGN(judge::SealedRef r, judge::find_sealed(m_store, id));
+  return from_sealed(r, m_store);
 }
 
 } // namespace temper::campaign

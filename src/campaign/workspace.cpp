@@ -1,55 +1,30 @@
 #include "campaign/workspace.h"
 
+#include "agent/brief.h"
+#include "build/compiler.h"
+#include "campaign/judge_service.h"
+#include "judge/profile/metrics.h"
+#include "kb/store.h"
 #include "util/fs.h"
-#include "util/host.h"
 
 #include <fmt/format.h>
-
-#include <sys/utsname.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
-#include <sstream>
+#include <map>
 
 namespace temper::campaign {
 
 namespace fs = std::filesystem;
 
-std::string provisional_target_class() {
-  if (const char* env = std::getenv("TEMPER_TARGET_CLASS"); env && *env) return env;
-  struct utsname u {};
-  std::string arch = ::uname(&u) == 0 ? u.machine : "unknown";
-  std::string vendor = util::host_info().cpu_vendor;
-  if (vendor == "AuthenticAMD") vendor = "amd";
-  else if (vendor == "GenuineIntel") vendor = "intel";
-  std::transform(vendor.begin(), vendor.end(), vendor.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return arch + "-" + (vendor.empty() ? "unknown" : vendor);
-}
-
-std::vector<KbEntryRef> certified_kb_entries(const fs::path& kb_root, const std::string& target_class) {
+std::vector<KbEntryRef> certified_kb_entries(const fs::path& kb_root, const std::string& target_class, const std::string& fingerprint) {
   std::vector<KbEntryRef> out;
-  std::error_code ec;
-  const fs::path dir = kb_root / target_class;
-  if (target_class.empty() || !fs::is_directory(dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (!e.is_directory()) continue;
-    auto text = util::read_file(e.path() / "entry.yaml");
-    if (!text) continue;
-    std::istringstream in(*text);
-    std::string line;
-    bool certified = false;
-    std::string id = e.path().filename().string();
-    while (std::getline(in, line)) {
-      if (line.rfind("status:", 0) == 0) certified = line.find("certified") != std::string::npos;
-      if (line.rfind("id:", 0) == 0) {
-        std::string v = line.substr(3);
-        v.erase(0, v.find_first_not_of(" \t\"'"));
-        v.erase(v.find_last_not_of(" \t\"'\r") + 1);
-        if (!v.empty()) id = v;
-      }
-    }
-    if (certified) out.push_back({id, e.path()});
+  if (kb_root.empty() || target_class.empty()) return out;
+  const kb::KnowledgeBase base = kb::load_kb(kb_root);
+  for (const auto& e : base.entries) {
+    if (e.target != target_class || e.status != kb::EntryStatus::Certified) continue;
+    out.push_back({e.id, e.dir, e.title, e.effective_status(fingerprint) == kb::EntryStatus::Stale});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return out;
@@ -74,7 +49,8 @@ Status copy_kb_entries(const std::vector<KbEntryRef>& entries, const fs::path& d
     std::error_code ec;
     fs::copy(e.dir, dest / e.id, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
     if (ec) return fail("copying knowledge entry {}: {}", e.id, ec.message());
-    index += fmt::format("- `{}` (kb/{}/entry.yaml)\n", e.id, e.id);
+    index += fmt::format("- `{}`: {} (kb/{}/entry.yaml){}\n", e.id, e.title, e.id,
+                         e.stale ? "; certified on another machine of this class, not yet re-checked here" : "");
   }
   return util::write_file_atomic(dest / "INDEX.md", index);
 }
@@ -101,60 +77,120 @@ std::string render_milestone(const Milestone& m, const std::string& task_name) {
   return s;
 }
 
-std::string teacher_plan_brief(const std::string& task_name, const std::string& errors) {
-  std::string s = fmt::format(R"(# Teacher: plan the architecture of a faster {0} kernel
+namespace {
 
-You read: task/ (definition, cases, description), target.json (this machine), kb/ (certified
-hardware knowledge for this target), reference/ (the kernel to beat, as a black box: times.json
-per case, disassembly.txt). You never see the reference's source. `./harness ref-time --case N`,
-`./harness ref-disasm` and `./harness ref-profile` measure it further.
-
-You write plan.json in this directory: decisions D1..Dn (each with choice, rationale, evidence,
-alternatives) and milestones M0..Mk (requirements, contract, acceptance, kb, budget, depends_on),
-exactly as docs/plan-format.md describes. M0 asks for the structure and correct results only;
-from M1 every milestone has a performance gate. A Student implements one milestone at a time and
-sees only that milestone, the knowledge entries it cites and the judge's feedback.
-)",
-                              task_name);
-  if (!errors.empty()) s += "\n## Your last plan.json was not valid\n\n" + errors + "\nFix every problem listed (plan_errors.json has them too).\n";
-  return s;
+// What a workspace entry is, for the brief's "what you may read" list.
+std::string describe_entry(const std::string& name, bool teacher) {
+  static const std::map<std::string, std::string> teacher_entries = {
+      {"task", "the task: `proto.yaml` (inputs, outputs, attributes), `cases.yaml`/`cases.csv` (every case's shapes and "
+               "dtypes), `desc.md` (what the operator computes), `temper.yaml` (tolerance, threads, trials)"},
+      {"target.json", "this machine: the knowledge base's fingerprint and target class"},
+      {"kb", "certified hardware knowledge for this target (`kb/INDEX.md` lists the entries; cite their ids)"},
+      {"reference", "the sealed reference as a black box: `times.json` (kernel seconds per case), `disassembly.txt`, "
+                    "`profile.txt`"},
+      {"trajectory", "every attempt of this round (`INDEX.md` is the table): result, the judge's report excerpts, the "
+                     "candidate as judged"},
+      {"plan.json", "the current plan (rewrite it when your revision changes it)"},
+      {"REVISION.md", "the revision request: trigger, detail, the milestone that stalled"},
+      {"REVISION.json", "the same request as JSON, with the accepted milestones"},
+      {"plan_errors.json", "every problem of your last answer, with its JSON path"},
+  };
+  static const std::map<std::string, std::string> student_entries = {
+      {"milestone.md", "your milestone: requirements, interface contract, acceptance, budget"},
+      {"milestone.json", "the same milestone as JSON, exactly as in the plan"},
+      {"kb", "the knowledge entries the milestone cites (`kb/INDEX.md`)"},
+      {"src", "`src/accepted/Mi.cpp`: kernels accepted for earlier milestones (build on the latest); "
+              "`src/starter/`: a kernel the plan gives you to start from, when there is one"},
+      {"feedback", "`NNNN.md` / `NNNN.json` / `NNNN.cpp`: the judge's verdict on each of your probes and submissions, with "
+                   "the candidate as it was judged"},
+  };
+  const auto& table = teacher ? teacher_entries : student_entries;
+  if (auto it = table.find(name); it != table.end()) return it->second;
+  return "your own file";
 }
 
-std::string teacher_revision_brief(const std::string& task_name, const std::string& trigger, const std::string& detail,
-                                   const std::string& errors) {
-  std::string s = fmt::format(R"(# Teacher: revise the {0} plan
-
-The Student stalled: {1} ({2}). trajectory/ holds every attempt of this round with its judge
-report and metrics, and any escalation text. plan.json is the current plan.
-
-Write revision.json: {{"schema_version": 1, "kind": "resume" | "replan", "from": "Mi" | "Dj",
-"reason": "..."}}. `resume` from Mi keeps the accepted milestones before Mi (you may rewrite Mi
-and later milestones in plan.json); `replan` from Dj changes the architecture from decision Dj:
-rewrite plan.json, keeping the decisions before Dj and the milestones that do not depend on Dj
-or later decisions unchanged. docs/plan-format.md has the rules.
-)",
-                              task_name, trigger, detail);
-  if (!errors.empty()) s += "\n## Your last revision was not valid\n\n" + errors + "\nFix every problem listed (plan_errors.json has them too).\n";
-  return s;
+std::string workspace_listing(const fs::path& ws, bool teacher) {
+  std::vector<std::pair<std::string, bool>> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(ws, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n == "BRIEF.md" || n == "harness" || n.rfind('.', 0) == 0) continue;
+    names.emplace_back(n, e.is_directory());
+  }
+  std::sort(names.begin(), names.end());
+  std::string out = "- `BRIEF.md`: this brief\n- `harness`: your way to the judge (below)\n";
+  for (const auto& [n, dir] : names) out += fmt::format("- `{}{}`: {}\n", n, dir ? "/" : "", describe_entry(n, teacher));
+  return out;
 }
 
-std::string student_brief(const Milestone& m, const std::string& task_name) {
-  return fmt::format(R"(# Student: implement {0} of the {1} plan
+std::string errors_section(const std::string& errors, const std::string& what) {
+  if (errors.empty()) return "";
+  return fmt::format("## Your last {} was not valid\n\n{}\nFix every problem listed (`plan_errors.json` has them too); "
+                     "temper gives the turn back until the answer is valid or your turns run out.\n",
+                     what, errors);
+}
 
-Read milestone.md: requirements, interface contract, acceptance. kb/ holds the knowledge entries
-the plan cites; src/ your earlier candidates and accepted kernels; feedback/ the judge's verdicts
-on your submissions.
+agent::BriefVars common_vars(const BriefContext& c) {
+  return {{"task_name", c.task_name},
+          {"target", c.target.empty() ? std::string("this machine") : fmt::format("`{}`", c.target)},
+          {"budget", fmt::format("{:.0f} s of wall time for this turn; the turn is stopped when it runs out", c.turn_s)}};
+}
 
-Write one self-contained C++ file (it may include only <temper/kernel.h>, <temper/half.h> and the
-standard library) and use the harness, your only way to the judge:
-  ./harness probe FILE [--case N] [--grid NAME=v1,v2]   quick direction: one case, short timing
-  ./harness submit FILE                                 judged at the milestone's acceptance
-  ./harness escalate "why"                              only an architecture change can help
-  ./harness status
-You may not change the architecture the milestone describes, call or copy the reference, or
-read outside this directory.
-)",
-                     m.id, task_name);
+} // namespace
+
+std::string plan_format_text() {
+  fs::path doc = TEMPER_PLAN_FORMAT_DEFAULT;
+  if (const char* env = std::getenv("TEMPER_PLAN_FORMAT"); env && *env) doc = env;
+  auto text = util::read_file(doc);
+  std::string out = text ? *text : "(the plan format document " + doc.string() + " is missing: " + text.error().message + ")\n";
+  // The document's own title would compete with the brief's headings.
+  if (out.rfind("# ", 0) == 0) out = "#" + out;
+  out += "\n### Mechanism expectations (`acceptance.expectations`)\n\n"
+         "The profiling layer checks each expectation on the accepted candidate (one of the gate's cases):\n\n"
+         "    METRIC OP NUMBER                 absolute, e.g.  static.vec512_ops > 0\n"
+         "    METRIC change OP NUMBER%         against the sealed reference, e.g.  time.median_us change <= -20%\n"
+         "    OP is one of  < <= > >= == !=\n\n"
+         "An expectation that is measured and fails rejects the submission. One this machine cannot measure (no hardware "
+         "counters, no valgrind) or that is not in this grammar is reported as unsupported and decides nothing, so predict "
+         "with metrics that can be measured. The metrics:\n\n";
+  for (const auto& m : judge::profile::metric_registry()) {
+    out += fmt::format("- `{}` ({}, {} is better; {}): {}\n", m.name, m.unit, judge::profile::direction_name(m.direction),
+                       m.source, m.description);
+  }
+  return out;
+}
+
+Expected<std::string> teacher_plan_brief(const BriefContext& c, const std::string& errors) {
+  agent::BriefVars v = common_vars(c);
+  v["files"] = workspace_listing(c.workspace, true);
+  v["plan_format"] = plan_format_text();
+  v["previous_errors"] = errors_section(errors, "plan.json");
+  return agent::render_brief_template("teacher", v);
+}
+
+Expected<std::string> teacher_revision_brief(const BriefContext& c, const std::string& trigger, const std::string& detail,
+                                             const std::string& errors) {
+  agent::BriefVars v = common_vars(c);
+  v["files"] = workspace_listing(c.workspace, true);
+  v["trigger"] = trigger;
+  v["trigger_detail"] = detail;
+  v["plan_format"] = plan_format_text();
+  v["previous_errors"] = errors_section(errors, "revision");
+  return agent::render_brief_template("teacher_revision", v);
+}
+
+Expected<std::string> student_brief(const BriefContext& c, const Milestone& m) {
+  agent::BriefVars v = common_vars(c);
+  v["milestone_id"] = m.id;
+  v["milestone"] = render_milestone(m, c.task_name);
+  v["files"] = workspace_listing(c.workspace, false);
+  v["candidate_file"] = "kernel.cpp";
+  const build::CompilerSpec spec = compiler_spec(c.judge);
+  v["compile_command"] = fmt::format("{} {} -std=c++20 -fPIC -shared -I{} kernel.cpp -o /tmp/kernel.so", spec.program,
+                                     fmt::join(spec.flags, " "), build::temper_include_dir().string());
+  v["budget"] = fmt::format("{} submissions and {:.0f} s of judging and work for this milestone; this turn ends after {:.0f} s",
+                            m.budget.attempts, m.budget.seconds, c.turn_s);
+  return agent::render_brief_template("student", v);
 }
 
 } // namespace temper::campaign

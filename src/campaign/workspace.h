@@ -5,6 +5,7 @@
 // entries the plan cites, its own earlier candidates and the judge's feedback on them.
 #pragma once
 
+#include "campaign/campaign_state.h"
 #include "campaign/plan.h"
 #include "util/error.h"
 
@@ -19,15 +20,15 @@ namespace temper::campaign {
 struct KbEntryRef {
   std::string id;
   std::filesystem::path dir; // hw_kb/<class>/<id>/
+  std::string title;
+  bool stale = false;        // certified on another fingerprint of the class: re-certify before relying on it
 };
 
-// The target class this machine belongs to until the kb layer's fingerprints take over:
-// $TEMPER_TARGET_CLASS, else "<arch>-<vendor>" ("x86_64-amd").
-std::string provisional_target_class();
-
-// Certified entries of `target_class` under `kb_root` (hw_kb/): every <class>/<id>/entry.yaml
-// whose status is certified. A missing root or class gives none.
-std::vector<KbEntryRef> certified_kb_entries(const std::filesystem::path& kb_root, const std::string& target_class);
+// The certified entries of `target_class` in the knowledge base at `kb_root` (kb::load_kb: only
+// entries that validate), by id. `fingerprint` (kb::TargetFingerprint::id) marks entries
+// certified on another machine of the class as stale. A missing root or class gives none.
+std::vector<KbEntryRef> certified_kb_entries(const std::filesystem::path& kb_root, const std::string& target_class,
+                                             const std::string& fingerprint);
 
 // The task files an agent may read: the definition, cases, description and temper.yaml; never
 // the reference source (nor the golden's).
@@ -39,11 +40,26 @@ Status copy_kb_entries(const std::vector<KbEntryRef>& entries, const std::filesy
 // milestone.md: what the Student reads (requirements, contract, acceptance, budget, cited kb).
 std::string render_milestone(const Milestone& m, const std::string& task_name);
 
-// The briefs (also written as BRIEF.md). Short, concrete, what to read, what to produce, how it
-// is judged, what is forbidden.
-std::string teacher_plan_brief(const std::string& task_name, const std::string& errors);
-std::string teacher_revision_brief(const std::string& task_name, const std::string& trigger, const std::string& detail,
-                                   const std::string& errors);
-std::string student_brief(const Milestone& m, const std::string& task_name);
+// What every brief is rendered with besides its role's own facts.
+struct BriefContext {
+  std::string task_name;
+  std::string target;                   // the target class ("x86_64-zen5-avx512")
+  std::filesystem::path workspace;      // its top-level entries are listed in the brief
+  double turn_s = 0;                    // wall time of one turn
+  JudgeSettings judge;                  // compiler and flags the judge builds with
+};
+
+// The briefs (also written as BRIEF.md), rendered from the templates in briefs/ (teacher.md,
+// teacher_revision.md, student.md; agent::render_brief_template): what the agent may read (the
+// workspace's actual entries), what it must produce, how it is judged, what it must not do.
+// `errors` are the problems of the Teacher's last answer ("" for none).
+Expected<std::string> teacher_plan_brief(const BriefContext& context, const std::string& errors);
+Expected<std::string> teacher_revision_brief(const BriefContext& context, const std::string& trigger, const std::string& detail,
+                                             const std::string& errors);
+Expected<std::string> student_brief(const BriefContext& context, const Milestone& m);
+
+// The plan format for the Teacher: docs/plan-format.md ($TEMPER_PLAN_FORMAT overrides the file)
+// and the grammar of mechanism expectations with every registered metric.
+std::string plan_format_text();
 
 } // namespace temper::campaign

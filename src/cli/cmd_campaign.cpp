@@ -4,9 +4,11 @@
 #include "campaign/planfile_teacher.h"
 #include "cli/case_list.h"
 #include "cli/commands.h"
+#include "cli/ref_profile.h"
 #include "cli/timing_flags.h"
 #include "core/task_loader.h"
 #include "judge/common.h"
+#include "judge/seal.h"
 #include "kb/store.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -16,6 +18,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace temper::cli {
 
@@ -32,6 +35,7 @@ struct RunArgs {
   std::vector<std::string> budget;
   std::string dir;
   std::string reference;
+  std::string store;
   std::string cases;
   std::string compiler = "g++";
   std::string flags;
@@ -91,12 +95,26 @@ Status apply_budget(const std::string& item, campaign::Budgets& b) {
 
 fs::path kb_root_for(const fs::path& task_dir) {
   if (const char* env = std::getenv("TEMPER_KB_DIR"); env && *env) return env;
-  return task_dir.parent_path().parent_path() / "hw_kb";
+  std::error_code ec;
+  if (fs::path beside = task_dir.parent_path().parent_path() / "hw_kb"; fs::is_directory(beside, ec)) return beside;
+  return kb::default_kb_root();
 }
 
-campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, const fs::path& task_dir, bool quiet) {
+// `./harness ref-profile` for the Teacher: `temper ref profile` on the campaign's sealed entry.
+Expected<std::string> profile_campaign_reference(const campaign::SealedReference& ref, int64_t case_id) {
+  TEMPER_TRY_ASSIGN(judge::SealedRef sealed, judge::find_sealed(ref.store, ref.id));
+  TEMPER_TRY_ASSIGN(fs::path artifact, judge::sealed_artifact(sealed, case_id));
+  std::ostringstream out, err;
+  if (profile_sealed(sealed, case_id, artifact, out, err) != kExitOk) return fail("{}", err.str());
+  return out.str();
+}
+
+campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::ExpectationEvaluator& expectations,
+                                     const fs::path& task_dir, bool quiet) {
   campaign::OrchestratorDeps deps;
   deps.judge = &judge;
+  deps.expectations = &expectations;
+  deps.ref_profile = profile_campaign_reference;
   deps.make_agent = [task_dir](const std::string& spec, agent::Role) { return campaign::make_campaign_agent(spec, task_dir); };
 #ifdef TEMPER_HAVE_AGENT_LAYER
   deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
@@ -202,8 +220,18 @@ int run_campaign(const RunArgs& a) {
     // A bare name is a file of the task (--reference reference_v2.cpp).
     if (!fs::exists(ref) && fs::exists(c.task_dir / ref)) ref = c.task_dir / ref;
     if (!fs::exists(ref)) {
-      std::cerr << "temper: --reference " << a.reference << ": no such file (nor in the task directory)\n";
-      return kExitUsage;
+      // A sealed reference's name: the campaign seals its vaulted source again as R0, with the
+      // campaign's compiler and flags, into its own store.
+      auto sealed = judge::find_sealed(a.store.empty() ? judge::default_store() : fs::path(a.store), a.reference);
+      std::error_code ec;
+      if (sealed) {
+        for (const auto& e : fs::directory_iterator(sealed->dir / "vault", ec)) ref = e.path();
+      }
+      if (!sealed || !fs::is_regular_file(ref, ec)) {
+        std::cerr << "temper: --reference " << a.reference << ": no such file (nor in the task directory), nor a sealed reference"
+                  << (sealed ? "" : ": " + sealed.error().message) << "\n";
+        return kExitUsage;
+      }
     }
     c.initial_reference = fs::absolute(ref).string();
   }
@@ -230,8 +258,9 @@ int run_campaign(const RunArgs& a) {
     return resume_campaign(dir.string(), a.quiet);
   }
   campaign::RealJudgeService judge(c.judge, util::default_process_runner(), TEMPER_VERSION);
+  campaign::ProfilingExpectationEvaluator expectations(c.judge, util::default_process_runner());
   const fs::path task_dir = c.task_dir;
-  auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, task_dir, a.quiet));
+  auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, expectations, task_dir, a.quiet));
   if (!o) {
     std::cerr << "temper: error: " << o.error().message << "\n";
     return kExitUsage;
@@ -247,7 +276,8 @@ int resume_campaign(const std::string& dir, bool quiet) {
     return kExitUsage;
   }
   campaign::RealJudgeService judge(file->config.judge, util::default_process_runner(), TEMPER_VERSION);
-  auto o = campaign::Orchestrator::open(dir, make_deps(judge, file->config.task_dir, quiet));
+  campaign::ProfilingExpectationEvaluator expectations(file->config.judge, util::default_process_runner());
+  auto o = campaign::Orchestrator::open(dir, make_deps(judge, expectations, file->config.task_dir, quiet));
   if (!o) {
     std::cerr << "temper: error: " << o.error().message << "\n";
     return kExitUsage;
@@ -266,7 +296,8 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_option("--rounds", a->rounds, "Rounds; each promotes its best verified kernel to the next round's reference")->capture_default_str();
   run->add_option("--budget", a->budget, "KEY=VALUE, repeatable: wall=4h (campaign), job=7200s (one judge run), turn=30m (one agent turn), cost=20 (agent USD)");
   run->add_option("--dir", a->dir, "Campaign directory (default: campaigns/TASK-TIME); an existing campaign of the same task there is resumed");
-  run->add_option("--reference", a->reference, "Starting reference kernel (a file, or a file name in the task; default: the task's reference)");
+  run->add_option("--reference", a->reference, "Starting reference kernel (a file, a file name in the task, or a sealed reference's name; default: the task's reference)");
+  run->add_option("--store", a->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)");
   run->add_option("--cases", a->cases, "The campaign's cases, e.g. 1-4,7 (default: all)");
   run->add_option("--compiler", a->compiler, "Compiler for candidates and references")->capture_default_str();
   run->add_option("--flags", a->flags, "Optimization flags (default: \"-O3 -march=native\")");

@@ -182,17 +182,28 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   } else {
     TEMPER_TRY_ASSIGN(grid, check_variants(opt.variants, source_text, core::make_case_scope(task.op, *c)));
   }
+  // A sealed reference (opt.timing.sealed) is used by its artifacts, as in the judge; its source
+  // stays in the vault.
+  const SealedRef* sealed = opt.timing.sealed ? &*opt.timing.sealed : nullptr;
   fs::path reference = opt.timing.reference;
-  if (reference.empty()) {
-    auto it = task.config.reference.find("cpu");
-    if (it == task.config.reference.end()) return fail("task {} names no cpu reference: pass --reference FILE", task.op.name);
-    reference = it->second;
+  std::string ref_text;
+  if (sealed) {
+    if (sealed->task != task.op.name) {
+      return fail("the sealed reference '{}' was sealed for task {}, not {}", sealed->name, sealed->task, task.op.name);
+    }
+  } else {
+    if (reference.empty()) {
+      auto it = task.config.reference.find("cpu");
+      if (it == task.config.reference.end()) return fail("task {} names no cpu reference: pass --reference FILE", task.op.name);
+      reference = it->second;
+    }
+    if (!fs::is_regular_file(reference, ec)) return fail("reference {} is not a file", reference.string());
+    TEMPER_TRY_ASSIGN(ref_text, util::read_file(reference));
   }
-  if (!fs::is_regular_file(reference, ec)) return fail("reference {} is not a file", reference.string());
-  TEMPER_TRY_ASSIGN(std::string ref_text, util::read_file(reference));
   fs::path worker_exe = opt.worker_exe.empty() ? default_worker_exe() : opt.worker_exe;
   if (!fs::is_regular_file(worker_exe, ec)) return fail("the worker binary {} is missing; rebuild temper", worker_exe.string());
-  const std::vector<std::string> reference_flags = opt.timing.reference_flags.empty() ? opt.compiler.flags : opt.timing.reference_flags;
+  const std::vector<std::string> reference_flags =
+      sealed ? sealed->flags : opt.timing.reference_flags.empty() ? opt.compiler.flags : opt.timing.reference_flags;
   // One protocol for both arms, as in the judge: builds made differently are not compared.
   if (reference_flags != opt.compiler.flags) {
     return fail("refusing to compare measurements taken under different protocols: flags differ (reference: {}, candidate: {}); "
@@ -206,6 +217,11 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
 
   build::CompileCache cache(util::cache_root() / "compile", opt.compiler, runner);
   TEMPER_TRY_ASSIGN(build::CompilerIdentity compiler_id, build::identify_compiler(opt.compiler.program, runner));
+  if (sealed && sealed->compiler_version != compiler_id.version) {
+    return fail("refusing to compare measurements taken under different protocols: the sealed reference '{}' was built with {}, "
+                "the candidate with {}",
+                sealed->name, sealed->compiler_version, compiler_id.version);
+  }
   GoldenRunner golden(task, cache, runner, util::cache_root() / "golden");
 
   // 1. Build every variant, the reference and the golden, through the cache, in parallel.
@@ -221,7 +237,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     r.label = "variant " + variants[i].label();
     reqs.push_back(std::move(r));
   }
-  {
+  if (!sealed) {
     build::CompileRequest r;
     r.source = reference;
     r.flags = reference_flags;
@@ -238,8 +254,16 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   TEMPER_TRY(golden_ready.get());
   for (auto& b : builds)
     if (!b) return tl::unexpected(b.error());
-  const build::CompileResult& ref_build = *builds.back();
-  if (!ref_build.ok) return fail("the reference {} does not compile:\n{}", reference.string(), ref_build.diagnostics);
+  build::CompileResult ref_build;
+  if (sealed) {
+    TEMPER_TRY_ASSIGN(ref_build.artifact, sealed_artifact(*sealed, c->id));
+    ref_build.ok = true;
+    ref_build.key = sealed->content_hash;
+    ref_build.label = fmt::format("sealed reference {} case {}", sealed->name, c->id);
+  } else {
+    ref_build = *builds.back();
+    if (!ref_build.ok) return fail("the reference {} does not compile:\n{}", reference.string(), ref_build.diagnostics);
+  }
 
   for (size_t i = 0; i < variants.size(); ++i) {
     CaseResult& r = variants[i].result;
@@ -261,7 +285,9 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     std::vector<const build::CompileResult*> variant_builds;
     for (size_t i = 0; i < variants.size(); ++i) variant_builds.push_back(&*builds[i]);
     TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
-                      check_boundary(task, opt.candidate, {reference}, {}, variant_builds, {ref_build}, *c, cache));
+                      check_boundary(task, opt.candidate, sealed ? std::vector<fs::path>{} : std::vector<fs::path>{reference},
+                                     sealed ? std::vector<fs::path>{sealed->dir} : std::vector<fs::path>{}, variant_builds,
+                                     {ref_build}, *c, cache));
     for (size_t i = 0; i < variants.size(); ++i) {
       CaseResult& r = variants[i].result;
       if ((r.status != CaseStatus::Passed && r.status != CaseStatus::CompileError) || verdicts[i].ok()) continue;
@@ -358,7 +384,8 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
                                  opt.call_timeout, opt.candidate, util::hash_hex(source_text)});
   report.context["case"] = c->to_json();
-  report.context["reference"] = {{"path", reference.string()}, {"sha", util::hash_hex(ref_text)}, {"build_key", ref_build.key}};
+  report.context["reference"] = sealed ? nlohmann::json{{"sealed", sealed->name}, {"content_hash", sealed->content_hash}, {"date", sealed->date}}
+                                       : nlohmann::json{{"path", reference.string()}, {"sha", util::hash_hex(ref_text)}, {"build_key", ref_build.key}};
   report.context["grid"] = axes;
   if (!opt.variants.empty()) {
     nlohmann::json listed = nlohmann::json::array();

@@ -23,8 +23,8 @@ TEST(Brief, RepositoryTemplatesRenderWithTheirDocumentedVariables) {
   const std::map<std::string, std::vector<std::string>> documented = {
       {"teacher", {"task_name", "target", "files", "plan_format", "previous_errors", "budget"}},
       {"teacher_revision",
-       {"task_name", "target", "trigger", "trigger_detail", "plan_format", "previous_errors", "budget"}},
-      {"student", {"task_name", "target", "milestone_id", "milestone", "files", "candidate_file", "budget"}},
+       {"task_name", "target", "files", "trigger", "trigger_detail", "plan_format", "previous_errors", "budget"}},
+      {"student", {"task_name", "target", "milestone_id", "milestone", "files", "candidate_file", "compile_command", "budget"}},
   };
   for (const auto& [name, vars] : documented) {
     BriefVars values;

@@ -7,6 +7,7 @@
 #include "campaign/judge_service.h"
 #include "campaign/orchestrator.h"
 #include "util/fs.h"
+#include "util/hash.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,36 @@ struct Killed {
 
 inline fs::path source_dir() { return TEMPER_SOURCE_DIR; }
 
+// A reference store for the state machine's tests: copies sources to DIR/<id>/reference.cpp with
+// a meta.json, compiling nothing (the real store, campaign::SealedReferenceStore, is tested with
+// the real judge). FakeJudge reads the "sealed" source back through the same layout.
+class PlainReferenceStore final : public ReferenceStore {
+public:
+  explicit PlainReferenceStore(fs::path dir) : m_dir(std::move(dir)) {}
+  Expected<SealedReference> seal(const fs::path& source, const std::string& id, const std::string& label) override {
+    TEMPER_TRY_ASSIGN(std::string text, util::read_file(source));
+    const std::string sha = util::hash_hex(text);
+    if (auto existing = get(id)) {
+      if (existing->sha == sha) return existing;
+      return fail("plain store: reference {} exists with other content", id);
+    }
+    TEMPER_TRY(util::make_dirs(m_dir / id));
+    TEMPER_TRY(util::write_file_atomic(m_dir / id / "reference.cpp", text));
+    SealedReference r{id, label, sha, m_dir};
+    TEMPER_TRY(util::write_file_atomic(m_dir / id / "meta.json", r.to_json().dump(2) + "\n"));
+    return r;
+  }
+  Expected<SealedReference> get(const std::string& id) override {
+    auto meta = util::read_file(m_dir / id / "meta.json");
+    if (!meta) return fail("plain store: no sealed reference '{}'", id);
+    json j = json::parse(*meta);
+    return SealedReference{j.at("id"), j.at("label"), j.at("sha"), m_dir};
+  }
+
+private:
+  fs::path m_dir;
+};
+
 // Candidate markers: "// fake: status=INCORRECT_NUMERICAL" fails every case; "// fake:
 // speedup=1.7" passes, 1.7x faster than the task's reference (so 1.7 / 2.2 against a promoted
 // "speedup=2.2" reference); FASTER above 1.01, SLOWER below 0.99, else SAME.
@@ -47,7 +78,8 @@ public:
   int throw_on_call = 0; // 1-based call number that throws Killed; 0: never
 
   Expected<JudgeOutcome> judge(const JudgeCall& call) override {
-    auto text = util::read_file(call.candidate);
+    // No candidate: the sealed reference itself is judged (the Teacher's measurements).
+    auto text = util::read_file(call.candidate.empty() ? call.store / call.reference / "reference.cpp" : call.candidate);
     if (!text) return tl::unexpected(text.error());
     calls.push_back({call.tier, call.candidate, *text, call.cases});
     if (throw_on_call > 0 && static_cast<int>(calls.size()) == throw_on_call) throw Killed{"judge"};
@@ -57,8 +89,8 @@ public:
     if (std::regex_search(*text, m, std::regex("fake: status=([A-Z_]+)"))) status = m[1];
     if (std::regex_search(*text, m, std::regex("fake: speedup=([0-9.]+)"))) speedup = std::stod(m[1]);
     // Speedups are over the task's reference; a promoted reference carries its own marker.
-    if (!call.reference.empty()) {
-      auto ref = util::read_file(call.reference);
+    if (!call.reference.empty() && !call.candidate.empty()) {
+      auto ref = util::read_file(call.store / call.reference / "reference.cpp");
       if (ref && std::regex_search(*ref, m, std::regex("fake: speedup=([0-9.]+)"))) speedup /= std::stod(m[1]);
     }
     std::vector<int64_t> cases = call.cases.empty() ? std::vector<int64_t>{1, 2} : call.cases;

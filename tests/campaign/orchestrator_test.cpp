@@ -50,6 +50,7 @@ struct Rig {
       if (role == agent::Role::Student) return std::unique_ptr<agent::Agent>(new AgentRef(student));
       return make_campaign_agent(spec, task);
     };
+    d.references = std::make_unique<PlainReferenceStore>(dir / "vault");
     d.clock = &clock;
     d.progress = &log;
     d.checkpoint = [this](std::string_view point) {

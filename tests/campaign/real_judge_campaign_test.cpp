@@ -26,6 +26,8 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   plan["milestones"][1]["acceptance"]["performance"]["min_speedup"] = 0.01; // any measured speed
   plan["milestones"][1]["acceptance"]["performance"]["cases"] = {13};       // the smallest case
   plan["milestones"].erase(2);
+  // One expectation the profiler decides here, one in prose it cannot.
+  plan["milestones"][1]["acceptance"]["expectations"] = {"static.instructions > 0", "vector instructions dominate"};
   const fs::path task = make_task(tmp.path(), {plan});
   const std::string good = *util::read_file(source_dir() / "tasks" / "swi_glu" / "reference.cpp");
   const std::string wrong = replace(good, "* x1; }", "* x1 * 1.5f; }");
@@ -48,8 +50,11 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   student.orchestrator = &current;
   student.script["R1/M0"] = {{{"submit", wrong, ""}, {"submit", good, ""}}};
   student.script["R1/M1"] = {{{"probe", good, ""}, {"submit", good, ""}}};
+  ProfilingExpectationEvaluator evaluator(c.judge, util::default_process_runner());
+  evaluator.set_worker_exe(fs::path(TEMPER_BINARY_DIR) / "temper-worker");
   OrchestratorDeps d;
   d.judge = &judge;
+  d.expectations = &evaluator;
   d.make_agent = [&](const std::string& spec, agent::Role role) -> Expected<std::unique_ptr<agent::Agent>> {
     if (role == agent::Role::Student) return std::unique_ptr<agent::Agent>(new AgentRef(student));
     return make_campaign_agent(spec, task);
@@ -77,6 +82,19 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   EXPECT_EQ(report["kind"], "temper.judge.report");
   EXPECT_EQ(report["timing"]["measurement_jobs"], 1);
   EXPECT_EQ(report["timing"]["confirmation_jobs"], 1);
+  // Timed against the campaign's sealed R0 (CAMPAIGN/refs), by name.
+  EXPECT_EQ(report["context"]["reference"]["sealed"], "R0") << report["context"].dump(2);
+  EXPECT_TRUE(fs::exists(tmp.path() / "campaign" / "refs" / "R0" / "manifest.json"));
+  EXPECT_EQ(*util::read_file(tmp.path() / "campaign" / "refs" / "R0" / "vault" / "reference.cpp"), good);
+  json probe = json::parse(*util::read_file(r1 / "attempts" / "0003" / "report.json"));
+  EXPECT_EQ(probe["context"]["reference"]["sealed"], "R0") << probe["context"].dump(2);
+  // Mechanism expectations, evaluated by the profiler on the accepted candidate.
+  ASSERT_EQ(gate["expectations"].size(), 2u) << gate.dump(2);
+  EXPECT_EQ(gate["expectations"][0]["status"], "passed") << gate.dump(2);
+  EXPECT_EQ(gate["expectations"][1]["status"], "unsupported");
+  EXPECT_NE(gate["expectations"][1]["detail"].get<std::string>().find("not a metric expectation"), std::string::npos);
+  EXPECT_NE(result(1)["expectations"][0]["detail"].get<std::string>().find("did not pass correctness"), std::string::npos)
+      << result(1).dump(2);
   // The reference against itself: promotion follows the confirmed verdict, whichever it is.
   json promo = json::parse(*util::read_file(r1 / "promotion.json"));
   EXPECT_EQ(promo["promoted"].get<bool>(), gate["gate_faster"].get<bool>());

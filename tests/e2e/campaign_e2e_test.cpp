@@ -50,7 +50,10 @@ TEST(CampaignE2E, StoppedCampaignIsSavedAndReportsItsStatus) {
   EXPECT_NE(r.output.find("temper resume"), std::string::npos) << r.output;
   ASSERT_TRUE(fs::exists(dir / "campaign.json"));
   EXPECT_TRUE(fs::exists(dir / "ledger.sqlite"));
-  EXPECT_TRUE(fs::exists(dir / "vault" / "R0" / "reference.cpp"));
+  // The starting reference, sealed into the campaign's store; the task keeps its source.
+  EXPECT_TRUE(fs::exists(dir / "refs" / "R0" / "manifest.json"));
+  EXPECT_TRUE(fs::exists(dir / "refs" / "R0" / "vault" / "reference.cpp"));
+  EXPECT_TRUE(fs::exists(kSource / "tasks" / "swi_glu" / "reference.cpp"));
   r = temper_cli({"status", dir.string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto st = nlohmann::json::parse(r.output);
