@@ -143,9 +143,12 @@ std::optional<std::string> Orchestrator::budget_exhausted() {
 
 PlanContext Orchestrator::plan_context() const {
   PlanContext ctx;
-  if (auto task = core::load_task(m_file.config.task_dir)) {
-    for (const auto& c : task->cases) ctx.case_ids.insert(c.id);
-  }
+  if (auto task = task_plan_context(m_file.config.task_dir)) ctx = std::move(*task);
+  ctx.task_dir = m_file.config.task_dir;
+  ctx.teacher_workspace = teacher_workspace();
+  // The starting reference may be another kernel than the task's: a starter is never it either.
+  // Later sealed references are Student kernels the Student has seen, so they are not refused.
+  ctx.refused_sources.push_back(m_file.config.initial_reference);
   for (const auto& e : certified_kb_entries(m_deps.kb_root, m_deps.target_class, m_deps.target_fingerprint)) ctx.kb_ids.insert(e.id);
   return ctx;
 }
@@ -365,6 +368,17 @@ Status Orchestrator::prepare_student_workspace() {
   TEMPER_TRY(util::make_dirs(ws / "src"));
   TEMPER_TRY(util::make_dirs(ws / "feedback"));
   TEMPER_TRY(util::write_file_atomic(ws / "milestone.md", render_milestone(m, m_file.config.task_name)));
+  const json& source = m_plan->source.at("milestones").at(static_cast<size_t>(m_file.state.milestone));
+  TEMPER_TRY(util::write_file_atomic(ws / "milestone.json", milestone_document(source, m_file.config.task_name).dump(2) + "\n"));
+  // The milestone's starter kernel, checked again (the plan was valid, the files may have moved).
+  std::error_code rm;
+  fs::remove_all(ws / "src" / "starter", rm);
+  if (!m.starter.empty()) {
+    TEMPER_TRY_ASSIGN(fs::path starter, resolve_starter(m.starter, plan_context()));
+    TEMPER_TRY_ASSIGN(std::string text, util::read_file(starter));
+    TEMPER_TRY(util::make_dirs(ws / "src" / "starter"));
+    TEMPER_TRY(util::write_file_atomic(ws / starter_workspace_path(m.starter), text));
+  }
   // Exactly the cited entries: remove what an earlier milestone cited.
   std::error_code ec;
   fs::remove_all(ws / "kb", ec);

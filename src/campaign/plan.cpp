@@ -1,17 +1,37 @@
 #include "campaign/plan.h"
 
+#include "build/knobs.h"
+#include "core/task_loader.h"
 #include "util/fs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <regex>
 
 namespace temper::campaign {
 
+namespace fs = std::filesystem;
+
 namespace {
 
 using nlohmann::json;
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// A knob value as the text a kernel's declaration and -DNAME=VALUE use: 1 and "1" are the same.
+std::optional<std::string> knob_text(const json& v) {
+  if (v.is_number_integer()) return v.dump();
+  if (v.is_number_float() && std::isfinite(v.get<double>())) return v.dump();
+  if (v.is_string() && !v.get<std::string>().empty()) return v.get<std::string>();
+  return std::nullopt;
+}
 
 // Collects issues while walking a document; every check records its own path.
 class Checker {
@@ -107,6 +127,8 @@ public:
     }
   }
 
+  const PlanContext& ctx() const { return m_ctx; }
+
 private:
   const PlanContext& m_ctx;
 };
@@ -167,6 +189,77 @@ std::optional<PerformanceGate> check_gate(Checker& c, const json& g, const std::
   return out;
 }
 
+// `starter` (a kernel file the Student starts from) and `knobs` (NAME -> values, or one value
+// that fixes the knob); with a starter, the knobs are checked against its declarations.
+void check_starter_and_knobs(Checker& c, const json& m, const std::string& path, Milestone& out) {
+  std::optional<build::KnobSpace> declared;
+  if (const json* st = c.field(m, path, "starter", false)) {
+    if (!st->is_string() || st->get<std::string>().empty()) {
+      c.add(path + "/starter", "must be a non-empty string: a kernel file relative to the task directory (kernels/NAME.cpp)");
+    } else {
+      out.starter = st->get<std::string>();
+      auto file = resolve_starter(out.starter, c.ctx());
+      if (!file) {
+        c.add(path + "/starter", file.error().message);
+      } else if (auto text = util::read_file(*file); !text) {
+        c.add(path + "/starter", text.error().message);
+      } else if (auto space = build::parse_knobs(*text); !space) {
+        c.add(path + "/starter", fmt::format("the starter's knob declarations are not valid: {}", space.error().message));
+      } else {
+        declared = std::move(*space);
+      }
+    }
+  }
+  const json* kn = c.field(m, path, "knobs", false);
+  if (!kn) return;
+  const std::string p = path + "/knobs";
+  if (!kn->is_object()) {
+    c.add(p, "must be an object {\"NAME\": [values] | value}");
+    return;
+  }
+  for (auto it = kn->begin(); it != kn->end(); ++it) {
+    const std::string& name = it.key();
+    const std::string kp = p + "/" + name;
+    if (!is_identifier(name)) {
+      c.add(kp, fmt::format("'{}' is not a knob name (a C identifier)", name));
+      continue;
+    }
+    const build::Knob* knob = declared ? declared->find(name) : nullptr;
+    if (declared && !knob) {
+      std::vector<std::string> names;
+      for (const auto& k : declared->knobs) names.push_back(k.name);
+      c.add(kp, fmt::format("the starter {} declares no knob {} (it declares: {})", out.starter, name,
+                            names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+      continue;
+    }
+    std::vector<std::pair<std::string, std::string>> values; // path, text
+    if (it->is_array()) {
+      if (it->empty()) c.add(kp, "must not be empty: list the values to try, or give one value to fix the knob");
+      for (size_t i = 0; i < it->size(); ++i) {
+        auto t = knob_text((*it)[i]);
+        if (!t) c.add(fmt::format("{}/{}", kp, i), "must be a number or a non-empty string");
+        else values.emplace_back(fmt::format("{}/{}", kp, i), *t);
+      }
+    } else if (auto t = knob_text(*it)) {
+      values.emplace_back(kp, *t);
+    } else {
+      c.add(kp, "must be a value (number or string) or a non-empty array of values");
+    }
+    std::vector<std::string>& kept = out.knobs[name];
+    for (const auto& [vp, v] : values) {
+      if (std::find(kept.begin(), kept.end(), v) != kept.end()) {
+        c.add(vp, fmt::format("value {} listed twice", v));
+        continue;
+      }
+      if (knob && std::find(knob->values.begin(), knob->values.end(), v) == knob->values.end()) {
+        c.add(vp, fmt::format("{} is not a declared value of knob {} in {} ({{{}}})", v, name, out.starter, fmt::join(knob->values, ", ")));
+        continue;
+      }
+      kept.push_back(v);
+    }
+  }
+}
+
 Milestone check_milestone(Checker& c, const json& m, const std::string& path, size_t index,
                           const std::vector<Decision>& decisions, const std::vector<Milestone>& before) {
   Milestone out;
@@ -174,7 +267,7 @@ Milestone check_milestone(Checker& c, const json& m, const std::string& path, si
     c.add(path, "must be an object");
     return out;
   }
-  c.unknown_keys(m, path, {"id", "title", "requirements", "contract", "acceptance", "kb", "budget", "depends_on"});
+  c.unknown_keys(m, path, {"id", "title", "requirements", "contract", "acceptance", "kb", "budget", "depends_on", "starter", "knobs"});
   out.id = c.text(m, path, "id");
   const std::string expect = fmt::format("M{}", index);
   if (!out.id.empty() && out.id != expect) c.add(path + "/id", fmt::format("milestones are numbered M0..Mk in order: expected '{}', got '{}'", expect, out.id));
@@ -205,6 +298,7 @@ Milestone check_milestone(Checker& c, const json& m, const std::string& path, si
       }
     }
   }
+  check_starter_and_knobs(c, m, path, out);
   if (const json* a = c.field(m, path, "acceptance", true)) {
     const std::string p = path + "/acceptance";
     if (!a->is_object()) {
@@ -250,6 +344,55 @@ int Plan::decision_index(const std::string& id) const {
     if (decisions[i].id == id) return static_cast<int>(i);
   }
   return -1;
+}
+
+Expected<fs::path> resolve_starter(const std::string& starter, const PlanContext& ctx) {
+  const fs::path rel(starter);
+  if (rel.is_absolute()) return fail("'{}' must be a path relative to the task directory (kernels/NAME.cpp) or to your workspace", starter);
+  for (const auto& part : rel) {
+    if (part == "..") return fail("'{}' must not contain '..'", starter);
+  }
+  std::vector<fs::path> bases;
+  if (!ctx.teacher_workspace.empty()) bases.push_back(ctx.teacher_workspace);
+  if (!ctx.task_dir.empty()) bases.push_back(ctx.task_dir);
+  if (bases.empty()) return fail("'{}' cannot be checked: no task directory or workspace to find it in", starter);
+  for (const auto& base : bases) {
+    std::error_code ec;
+    const fs::path candidate = base / rel;
+    if (!fs::exists(candidate, ec)) continue;
+    const fs::path canon_base = fs::weakly_canonical(base, ec);
+    const fs::path file = fs::weakly_canonical(candidate, ec);
+    if (ec) return fail("'{}': {}", starter, ec.message());
+    // Inside its base after symbolic links are resolved: a link cannot reach anything else.
+    if (std::mismatch(canon_base.begin(), canon_base.end(), file.begin(), file.end()).first != canon_base.end()) {
+      return fail("'{}' leads outside the directory it is found in (a symbolic link)", starter);
+    }
+    if (!fs::is_regular_file(file, ec)) return fail("'{}' is not a regular file", starter);
+    TEMPER_TRY_ASSIGN(std::string text, util::read_file(file));
+    for (const auto& refused : ctx.refused_sources) {
+      std::error_code rec;
+      if (!fs::exists(refused, rec)) continue;
+      auto other = util::read_file(refused);
+      if (fs::equivalent(file, refused, rec) || (other && *other == text)) {
+        return fail("'{}' is a reference or golden source of the task: the Student never sees those; name a kernel of the task's kernels/ or one you wrote", starter);
+      }
+    }
+    return file;
+  }
+  return fail("'{}' does not exist (looked in {})", starter, ctx.teacher_workspace.empty() ? "the task directory" :
+                                                              ctx.task_dir.empty() ? "your workspace" : "your workspace and the task directory");
+}
+
+Expected<PlanContext> task_plan_context(const fs::path& task_dir) {
+  TEMPER_TRY_ASSIGN(auto task, core::load_task(task_dir));
+  PlanContext ctx;
+  for (const auto& c : task.cases) ctx.case_ids.insert(c.id);
+  ctx.task_dir = fs::absolute(task_dir).lexically_normal();
+  for (const auto& [backend, ref] : task.config.reference) ctx.refused_sources.push_back(ref.is_absolute() ? ref : ctx.task_dir / ref);
+  if (!task.config.golden.empty()) {
+    ctx.refused_sources.push_back(task.config.golden.is_absolute() ? task.config.golden : ctx.task_dir / task.config.golden);
+  }
+  return ctx;
 }
 
 namespace {

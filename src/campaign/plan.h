@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -62,6 +64,12 @@ struct Milestone {
   std::vector<std::string> kb;          // cited knowledge entry ids
   MilestoneBudget budget;
   std::vector<std::string> depends_on;  // decision ids
+  // The kernel the Student starts from, as written (relative to the task directory or the
+  // Teacher's workspace; resolve_starter finds it); empty: start from the accepted kernels.
+  std::string starter;
+  // Knob NAME -> the values the Student may try, as text; one value fixes the knob. Knobs not
+  // named keep every value the kernel declares.
+  std::map<std::string, std::vector<std::string>> knobs;
 };
 
 struct Plan {
@@ -84,7 +92,24 @@ struct PlanIssue {
 struct PlanContext {
   std::set<int64_t> case_ids;    // the task's cases
   std::set<std::string> kb_ids;  // knowledge entries the Teacher was given
+  // Where a milestone's `starter` is looked up: the Teacher's workspace first (a plan a Teacher
+  // wrote), then the task directory (plans shipped with the task). Both empty: a plan that names
+  // a starter is an error.
+  std::filesystem::path teacher_workspace;
+  std::filesystem::path task_dir;
+  // Sources a starter may never be (by resolved path or by content): the task's references, its
+  // golden, the campaign's starting reference. A starter is copied to the Student.
+  std::vector<std::filesystem::path> refused_sources;
 };
+
+// The context of a task's own plans: its case ids, task_dir, and its references and golden as
+// refused sources (no knowledge entries: shipped plans cite none).
+Expected<PlanContext> task_plan_context(const std::filesystem::path& task_dir);
+
+// The file a milestone's `starter` names, checked: a relative path without "..", inside the
+// Teacher's workspace or the task directory (symbolic links resolved), a regular file, and none
+// of the refused sources. The error says why not.
+Expected<std::filesystem::path> resolve_starter(const std::string& starter, const PlanContext& ctx);
 
 // Every problem of the document; empty when valid.
 std::vector<PlanIssue> validate_plan(const nlohmann::json& doc, const PlanContext& ctx);

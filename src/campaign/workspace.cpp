@@ -74,8 +74,31 @@ std::string render_milestone(const Milestone& m, const std::string& task_name) {
     s += "\n## Knowledge entries (in kb/)\n\n";
     for (const auto& k : m.kb) s += "- " + k + "\n";
   }
+  if (!m.starter.empty() || !m.knobs.empty()) {
+    s += "\n## Starting point\n\n";
+    if (!m.starter.empty()) {
+      s += fmt::format("Start from {} (a copy of the plan's {}).\n", starter_workspace_path(m.starter).string(), m.starter);
+    } else {
+      s += "Start from your newest accepted kernel (src/accepted/).\n";
+    }
+    if (!m.knobs.empty()) {
+      s += "\nKnobs (the kernel's `// temper: knob` declarations; knobs not listed keep every declared value):\n\n";
+      for (const auto& [name, values] : m.knobs) {
+        s += values.size() == 1 ? fmt::format("- {} fixed at {}\n", name, values[0])
+                                : fmt::format("- {} in {{{}}}\n", name, fmt::join(values, ", "));
+      }
+    }
+  }
   return s;
 }
+
+nlohmann::json milestone_document(const nlohmann::json& milestone_source, const std::string& task_name) {
+  nlohmann::json m = milestone_source;
+  m["task"] = task_name;
+  return {{"schema_version", 1}, {"kind", "temper.milestone"}, {"task", task_name}, {"milestone", m}};
+}
+
+fs::path starter_workspace_path(const std::string& starter) { return fs::path("src") / "starter" / fs::path(starter).filename(); }
 
 namespace {
 

@@ -37,7 +37,8 @@ Status copy_task_public(const std::filesystem::path& task_dir, const std::filesy
 // Copies entries into dest/<id>/ (entry.yaml, README.md, probe/) and writes dest/INDEX.md.
 Status copy_kb_entries(const std::vector<KbEntryRef>& entries, const std::filesystem::path& dest);
 
-// milestone.md: what the Student reads (requirements, contract, acceptance, budget, cited kb).
+// milestone.md: what the Student reads (requirements, contract, acceptance, budget, cited kb,
+// starter and knobs).
 std::string render_milestone(const Milestone& m, const std::string& task_name);
 
 // What every brief is rendered with besides its role's own facts.
@@ -61,5 +62,12 @@ Expected<std::string> student_brief(const BriefContext& context, const Milestone
 // The plan format for the Teacher: docs/plan-format.md ($TEMPER_PLAN_FORMAT overrides the file)
 // and the grammar of mechanism expectations with every registered metric.
 std::string plan_format_text();
+
+// milestone.json: the milestone's object exactly as the plan has it, for programs (the tuner
+// Student): {"schema_version": 1, "kind": "temper.milestone", "task": T, "milestone": {..., "task": T}}.
+nlohmann::json milestone_document(const nlohmann::json& milestone_source, const std::string& task_name);
+
+// Where the Student finds the starter: src/starter/<file name>.
+std::filesystem::path starter_workspace_path(const std::string& starter);
 
 } // namespace temper::campaign

@@ -13,6 +13,7 @@ void register_all(CLI::App& app, Action& action) {
   register_profile_command(app, action);
   register_kb_commands(app, action);
   register_campaign_commands(app, action);
+  register_plan_commands(app, action);
 }
 
 } // namespace temper::cli

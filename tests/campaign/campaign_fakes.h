@@ -170,6 +170,10 @@ public:
     std::string milestone = "?";
     if (md && std::regex_search(*md, m, std::regex(" (M[0-9]+): "))) milestone = m[1];
     seen.push_back(round + "/" + milestone);
+    std::set<std::string>& files = workspace_files[round + "/" + milestone];
+    for (const auto& e : fs::recursive_directory_iterator(req.workspace)) {
+      if (e.is_regular_file()) files.insert(e.path().lexically_relative(req.workspace).string());
+    }
     agent::TurnResult r;
     r.seconds = 1.0;
     r.input_tokens = 100;
@@ -201,6 +205,7 @@ public:
     return r;
   }
   std::vector<std::string> seen;
+  std::map<std::string, std::set<std::string>> workspace_files; // "R1/M0" -> files at turn start
 };
 
 // Forwards to an agent the test owns, so it survives an Orchestrator destroyed by a "kill".
@@ -239,13 +244,14 @@ inline json test_plan(const std::string& d2_choice) {
             milestone("M2", {"D2"}, {{"tier", "gate"}, {"cases", "all"}, {"min_speedup", 1.1}, {"against", "previous"}})}}};
 }
 
-// A copy of tasks/swi_glu with the given plans under plans/ (01.json, 02.json, ...).
+// A copy of tasks/swi_glu (its kernels/ too) with the given plans under plans/ (01.json, 02.json, ...).
 inline fs::path make_task(const fs::path& root, const std::vector<json>& plans) {
   const fs::path task = root / "tasks" / "swi_glu";
   fs::create_directories(task / "plans");
   for (const auto& e : fs::directory_iterator(source_dir() / "tasks" / "swi_glu")) {
     if (e.is_regular_file()) fs::copy_file(e.path(), task / e.path().filename());
   }
+  fs::copy(source_dir() / "tasks" / "swi_glu" / "kernels", task / "kernels", fs::copy_options::recursive);
   for (size_t i = 0; i < plans.size(); ++i) {
     std::ofstream(task / "plans" / (std::string(i < 9 ? "0" : "") + std::to_string(i + 1) + ".json")) << plans[i].dump(2);
   }

@@ -206,7 +206,13 @@ TEST(OrchestratorTest, FullCampaignTwoRounds) {
 }
 
 TEST(OrchestratorTest, WorkspacesHoldWhatEachRoleMaySeeAndNoReferenceSource) {
-  Rig rig(std::vector<json>{test_plan("rows"), test_plan("blocks")});
+  // M1 of both plans starts from a kernel of the task with narrowed knobs; M0 and M2 name none.
+  std::vector<json> plans{test_plan("rows"), test_plan("blocks")};
+  for (json& p : plans) {
+    p["milestones"][1]["starter"] = "kernels/rows.cpp";
+    p["milestones"][1]["knobs"] = {{"UNROLL", {2, 4}}, {"NT_STORES", 0}};
+  }
+  Rig rig(plans);
   script_two_rounds(rig.student);
   CampaignConfig c = test_config(rig.task, 2);
   c.triggers.rejections = 2;
@@ -236,7 +242,7 @@ TEST(OrchestratorTest, WorkspacesHoldWhatEachRoleMaySeeAndNoReferenceSource) {
         const std::string text = *util::read_file(f);
         for (const auto& ref : sealed) EXPECT_EQ(text.find(ref), std::string::npos) << f << " holds a reference source";
         EXPECT_EQ(text.find(rig.dir.string() + "/vault"), std::string::npos) << f << " names the vault";
-        EXPECT_EQ(text.find("temper_f32_to_bf16(v)"), std::string::npos) << f;
+        EXPECT_EQ(text.find("bool is_supported(int32_t dtype)"), std::string::npos) << f; // a line of reference.cpp
       }
     }
     EXPECT_FALSE(fs::exists(teacher / "vault"));
@@ -247,6 +253,30 @@ TEST(OrchestratorTest, WorkspacesHoldWhatEachRoleMaySeeAndNoReferenceSource) {
   EXPECT_NE(md.find("M2"), std::string::npos);
   EXPECT_NE(md.find("over the previous milestone's accepted kernel"), std::string::npos);
   EXPECT_EQ(md.find("D1"), std::string::npos); // decisions are the Teacher's
+  // milestone.json is the milestone as the plan has it; the starter is there exactly while the
+  // milestone names one.
+  const std::string rows = *util::read_file(rig.task / "kernels" / "rows.cpp");
+  for (const char* key : {"R1/M0", "R1/M1", "R1/M2", "R2/M0", "R2/M1"}) {
+    const auto& files = rig.student.workspace_files[key];
+    EXPECT_TRUE(files.count("milestone.json")) << key;
+    EXPECT_EQ(files.count("src/starter/rows.cpp"), std::string(key).ends_with("M1") ? 1u : 0u) << key;
+    EXPECT_FALSE(files.count("src/starter/reference.cpp")) << key;
+    for (const auto& f : files) EXPECT_EQ(f.find("reference"), std::string::npos) << key << ": " << f;
+  }
+  const fs::path r2_student = rig.dir / "rounds" / "R2" / "student";
+  EXPECT_EQ(*util::read_file(r2_student / "src" / "starter" / "rows.cpp"), rows); // R2 ended in M1
+  const json mj = read_json(r2_student / "milestone.json");
+  EXPECT_EQ(mj["schema_version"], 1);
+  EXPECT_EQ(mj["kind"], "temper.milestone");
+  EXPECT_EQ(mj["task"], "swi_glu");
+  json expected = plans[1]["milestones"][1];
+  expected["task"] = "swi_glu";
+  EXPECT_EQ(mj["milestone"], expected);
+  const std::string md1 = *util::read_file(r2_student / "milestone.md");
+  EXPECT_NE(md1.find("Start from src/starter/rows.cpp"), std::string::npos) << md1;
+  EXPECT_NE(md1.find("UNROLL in {2, 4}"), std::string::npos) << md1;
+  EXPECT_NE(md1.find("NT_STORES fixed at 0"), std::string::npos) << md1;
+  EXPECT_FALSE(fs::exists(rig.dir / "rounds" / "R1" / "student" / "src" / "starter")); // R1 ended in M2
   // The Teacher's trajectory holds the escalation text.
   const std::string traj = *util::read_file(rig.dir / "rounds" / "R1" / "teacher" / "trajectory" / "INDEX.md");
   EXPECT_NE(traj.find("escalation: rows are 7 elements"), std::string::npos);

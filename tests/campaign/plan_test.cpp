@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace temper::campaign {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::test_plan;
 
@@ -26,15 +29,46 @@ bool has_issue(const std::vector<PlanIssue>& issues, const std::string& path, co
   return false;
 }
 
-TEST(PlanTest, ShippedSwiGluPlansAreValid) {
-  for (const char* name : {"01-row-stream.json", "02-blocked.json"}) {
-    auto plan = load_plan(testing::source_dir() / "tasks" / "swi_glu" / "plans" / name, swi_glu_context());
-    ASSERT_TRUE(plan.has_value()) << name << ": " << plan.error().message;
-    EXPECT_EQ(plan->milestones.size(), 3u);
-    EXPECT_FALSE(plan->milestones[0].acceptance.performance.has_value());
-    ASSERT_TRUE(plan->milestones[1].acceptance.performance.has_value());
-    EXPECT_EQ(plan->milestones[2].acceptance.performance->against, "previous");
+// Every plan shipped with every task validates against its task as a campaign would check it
+// (cases, starters, knobs); the swi_glu plans give the planfile Teacher real alternatives.
+TEST(PlanTest, ShippedPlansOfEveryTaskAreValid) {
+  int tasks_with_plans = 0;
+  for (const auto& t : fs::directory_iterator(testing::source_dir() / "tasks")) {
+    const fs::path plans = t.path() / "plans";
+    if (!fs::is_directory(plans)) continue;
+    ++tasks_with_plans;
+    auto ctx = task_plan_context(t.path());
+    ASSERT_TRUE(ctx.has_value()) << ctx.error().message;
+    int n = 0;
+    for (const auto& f : fs::directory_iterator(plans)) {
+      if (f.path().extension() != ".json") continue;
+      ++n;
+      auto plan = load_plan(f.path(), *ctx);
+      ASSERT_TRUE(plan.has_value()) << plan.error().message;
+      EXPECT_FALSE(plan->milestones[0].acceptance.performance.has_value()) << f.path();
+      for (size_t i = 1; i < plan->milestones.size(); ++i) EXPECT_TRUE(plan->milestones[i].acceptance.performance.has_value()) << f.path();
+    }
+    EXPECT_GE(n, 2) << t.path() << ": a revision needs an alternative plan";
   }
+  EXPECT_GE(tasks_with_plans, 1);
+}
+
+TEST(PlanTest, ShippedSwiGluPlansStartFromTheTaskKernels) {
+  auto ctx = task_plan_context(testing::source_dir() / "tasks" / "swi_glu");
+  ASSERT_TRUE(ctx.has_value()) << ctx.error().message;
+  std::set<std::string> starters;
+  for (const char* name : {"01-general-blocks.json", "02-specialized-rows.json"}) {
+    auto plan = load_plan(testing::source_dir() / "tasks" / "swi_glu" / "plans" / name, *ctx);
+    ASSERT_TRUE(plan.has_value()) << name << ": " << plan.error().message;
+    for (const auto& m : plan->milestones) {
+      EXPECT_FALSE(m.starter.empty()) << name << " " << m.id;
+      EXPECT_FALSE(m.knobs.empty()) << name << " " << m.id;
+      starters.insert(m.starter);
+    }
+    // M0 fixes every knob: the structure as written, judged for correctness only.
+    for (const auto& [knob, values] : plan->milestones[0].knobs) EXPECT_EQ(values.size(), 1u) << name << " " << knob;
+  }
+  EXPECT_EQ(starters, (std::set<std::string>{"kernels/general.cpp", "kernels/rows.cpp"}));
 }
 
 TEST(PlanTest, ParsesEveryField) {
@@ -115,6 +149,93 @@ TEST(PlanTest, LoadPlanReportsJsonSyntaxErrors) {
   auto plan = load_plan(tmp.path() / "plan.json", {});
   ASSERT_FALSE(plan.has_value());
   EXPECT_NE(plan.error().message.find("not valid JSON"), std::string::npos);
+}
+
+// A task copy with a kernel that declares knobs, a Teacher workspace, and a plan whose M1 names
+// a starter.
+struct StarterRig {
+  util::TempDir tmp{"temper-plan-starter"};
+  fs::path task;
+  fs::path teacher;
+  PlanContext ctx;
+
+  StarterRig() {
+    task = testing::make_task(tmp.path(), {});
+    teacher = tmp.path() / "teacher";
+    fs::create_directories(teacher);
+    auto c = task_plan_context(task);
+    EXPECT_TRUE(c.has_value()) << c.error().message;
+    ctx = *c;
+    ctx.teacher_workspace = teacher;
+  }
+
+  json plan(const json& starter, const json& knobs) const {
+    json p = test_plan("rows");
+    if (!starter.is_null()) p["milestones"][1]["starter"] = starter;
+    if (!knobs.is_null()) p["milestones"][1]["knobs"] = knobs;
+    return p;
+  }
+};
+
+TEST(PlanTest, StarterAndKnobsAreParsed) {
+  StarterRig rig;
+  auto plan = parse_plan(rig.plan("kernels/rows.cpp", {{"UNROLL", {1, "4"}}, {"NT_STORES", 0}}), rig.ctx);
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  const Milestone& m1 = plan->milestones[1];
+  EXPECT_EQ(m1.starter, "kernels/rows.cpp");
+  EXPECT_EQ(m1.knobs.at("UNROLL"), (std::vector<std::string>{"1", "4"})); // 1 and "4": compared as text
+  EXPECT_EQ(m1.knobs.at("NT_STORES"), (std::vector<std::string>{"0"}));   // one value fixes the knob
+  EXPECT_TRUE(plan->milestones[0].starter.empty());
+  EXPECT_TRUE(plan->milestones[0].knobs.empty());
+  auto file = resolve_starter("kernels/rows.cpp", rig.ctx);
+  ASSERT_TRUE(file.has_value()) << file.error().message;
+  EXPECT_EQ(*file, fs::weakly_canonical(rig.task / "kernels" / "rows.cpp"));
+  // A kernel the Teacher wrote in its workspace is found there first.
+  std::ofstream(rig.teacher / "mine.cpp") << "// temper: knob TILE = 64 in {32, 64}\n";
+  EXPECT_TRUE(validate_plan(rig.plan("mine.cpp", {{"TILE", {32}}}), rig.ctx).empty());
+}
+
+TEST(PlanTest, KnobsAreCheckedAgainstTheStartersDeclarations) {
+  StarterRig rig;
+  auto issues = validate_plan(rig.plan("kernels/rows.cpp", {{"UNROL", {1, 2}}, {"UNROLL", {1, 3, 1}}, {"NT_MIN_MB", 5}}), rig.ctx);
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/UNROL", "declares no knob UNROL (it declares: UNROLL, NT_STORES, NT_MIN_MB)"));
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/UNROLL/1", "3 is not a declared value of knob UNROLL"));
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/UNROLL/2", "listed twice"));
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/NT_MIN_MB", "5 is not a declared value"));
+  EXPECT_EQ(issues.size(), 4u);
+  // Without a starter only the form is checked: names, non-empty arrays, values.
+  issues = validate_plan(rig.plan(nullptr, {{"ANY", {7}}, {"2BAD", 1}, {"EMPTY", json::array()}, {"OBJ", {{"a", 1}}}, {"B", {true}}}), rig.ctx);
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/2BAD", "not a knob name"));
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/EMPTY", "must not be empty"));
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/OBJ", "must be a value"));
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/B/0", "number or a non-empty string"));
+  EXPECT_EQ(issues.size(), 4u);
+  EXPECT_TRUE(has_issue(validate_plan(rig.plan(nullptr, {1, 2}), rig.ctx), "/milestones/1/knobs", "must be an object"));
+}
+
+TEST(PlanTest, StarterMustBeARelativeKernelThatIsNotAReferenceOrTheGolden) {
+  StarterRig rig;
+  auto starter_issue = [&](const json& starter, const std::string& words) {
+    return has_issue(validate_plan(rig.plan(starter, nullptr), rig.ctx), "/milestones/1/starter", words);
+  };
+  EXPECT_TRUE(starter_issue("kernels/nope.cpp", "does not exist"));
+  EXPECT_TRUE(starter_issue((rig.task / "kernels" / "rows.cpp").string(), "relative"));
+  EXPECT_TRUE(starter_issue("kernels/../kernels/rows.cpp", "'..'"));
+  EXPECT_TRUE(starter_issue("", "non-empty string"));
+  EXPECT_TRUE(starter_issue(3, "non-empty string"));
+  EXPECT_TRUE(starter_issue("kernels", "not a regular file"));
+  // The task's reference and golden, by path or by content, and links that lead outside.
+  EXPECT_TRUE(starter_issue("reference.cpp", "reference or golden source"));
+  EXPECT_TRUE(starter_issue("golden.cpp", "reference or golden source"));
+  fs::copy_file(rig.task / "reference.cpp", rig.teacher / "copy.cpp");
+  EXPECT_TRUE(starter_issue("copy.cpp", "reference or golden source"));
+  fs::create_symlink(rig.task / "kernels" / "rows.cpp", rig.teacher / "link.cpp");
+  EXPECT_TRUE(starter_issue("link.cpp", "leads outside"));
+  // A kernel whose knob declarations do not parse cannot anchor knobs.
+  std::ofstream(rig.teacher / "bad.cpp") << "// temper: knob TILE = 48 in {32, 64}\n";
+  EXPECT_TRUE(starter_issue("bad.cpp", "knob declarations are not valid"));
+  // No place to look: the plan cannot name a starter.
+  EXPECT_TRUE(has_issue(validate_plan(rig.plan("kernels/rows.cpp", nullptr), PlanContext{}), "/milestones/1/starter", "cannot be checked"));
 }
 
 TEST(RevisionTest, ResumeKeepsDecisionsAndEarlierMilestones) {

@@ -91,3 +91,20 @@ TEST(TaskCliE2E, VersionAndHelp) {
   auto bad = temper_cli({"judge"});
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
 }
+
+TEST(PlanCliE2E, CheckValidatesShippedPlansAndListsProblemsWithTheirPaths) {
+  auto r = temper_cli({"plan", "check", (kSource / "tasks/swi_glu").string()});
+  EXPECT_TRUE(r.ok()) << r.output;
+  EXPECT_NE(r.output.find("ok: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("01-general-blocks.json: 3 decisions, 3 milestones"), std::string::npos) << r.output;
+
+  util::TempDir dir;
+  auto plan = nlohmann::json::parse(*util::read_file(kSource / "tasks/swi_glu/plans/02-specialized-rows.json"));
+  plan["milestones"][1]["knobs"]["UNROLL"] = {1, 8};
+  plan["milestones"][2]["starter"] = "reference.cpp";
+  std::ofstream(dir.path() / "bad.json") << plan.dump();
+  auto bad = temper_cli({"plan", "check", (kSource / "tasks/swi_glu").string(), (dir.path() / "bad.json").string()});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("/milestones/1/knobs/UNROLL/1: 8 is not a declared value of knob UNROLL"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("/milestones/2/starter: 'reference.cpp' is a reference or golden source"), std::string::npos) << bad.output;
+}

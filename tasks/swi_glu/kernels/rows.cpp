@@ -13,9 +13,11 @@
 // temper: knob UNROLL = 2 in {1, 2, 4}
 // temper: knob NT_STORES = 0 in {0, 1}
 // temper: knob NT_MIN_MB = 16 in {4, 16, 64}
+// temper: knob-constraint NT_STORES == 1 || NT_MIN_MB == 16
 //
 // UNROLL: vectors of 16 elements per loop iteration. NT_STORES: non-temporal stores for outputs
-// of at least NT_MIN_MB MiB, so a large output does not evict the inputs it streams past.
+// of at least NT_MIN_MB MiB, so a large output does not evict the inputs it streams past. The
+// constraint keeps NT_MIN_MB at its default where it has no effect (regular stores).
 #include <temper/half.h>
 #include <temper/kernel.h>
 
