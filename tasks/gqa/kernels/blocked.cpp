@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
 #include <immintrin.h>
@@ -59,6 +60,7 @@
 #ifndef PV_ROWS
 #define PV_ROWS 4
 #endif
+
 
 namespace {
 
@@ -502,54 +504,80 @@ TEMPER_EXPORT int temper_kernel(const temper_args* args) {
   const int64_t block_rows = decode ? rows_total : (rows_total < BLOCK_M ? rows_total : BLOCK_M);
   const int64_t Rp = round_up(block_rows, kW);
   const int64_t Dp = round_up(D, static_cast<int64_t>(kPvVecs) * kW);
+  // Decode keeps the rows of every key/value head of a batch live at once and streams K and V
+  // in memory order ([b][j][g][:] is contiguous over g), so the hardware prefetcher sees one
+  // sequential stream; walking one head at a time would touch 2 KiB-strided rows, a new page
+  // every few rows, and wait on DRAM latency for each. Prefill widens one head at a time.
+  const int64_t heads = decode ? Nkv : 1;
   const int64_t kv_rows = decode ? (Skv < BLOCK_KV ? Skv : BLOCK_KV) : Skv;
 
   Buffer qt, st, o, m, l, alpha, lim, qrow, kb, vb;
-  if (!qt.allocate(D * Rp) || !st.allocate(int64_t{BLOCK_KV} * Rp) || !o.allocate(block_rows * Dp) ||
-      !m.allocate(Rp) || !l.allocate(Rp) || !alpha.allocate(Rp) || !lim.allocate(Rp) || !qrow.allocate(D) ||
-      !kb.allocate(kv_rows * D) || !vb.allocate(kv_rows * Dp)) {
+  if (!qt.allocate(heads * D * Rp) || !st.allocate(int64_t{BLOCK_KV} * Rp) || !o.allocate(heads * block_rows * Dp) ||
+      !m.allocate(heads * Rp) || !l.allocate(heads * Rp) || !alpha.allocate(heads * Rp) ||
+      !lim.allocate(heads * Rp) || !qrow.allocate(D) || !kb.allocate(heads * kv_rows * D) ||
+      !vb.allocate(heads * kv_rows * Dp)) {
     return fail(args, "GQA: out of memory");
   }
-  Rows rw;
-  rw.Dp = Dp;
-  rw.Qt = qt.p;
-  rw.St = st.p;
-  rw.O = o.p;
-  rw.m = m.p;
-  rw.l = l.p;
-  rw.alpha = alpha.p;
-  rw.lim = lim.p;
+  Rows rows[1];
+  Rows* rw_of = rows;
+  // One Rows per live head (heads is 1 for prefill); a small array on the heap for decode.
+  struct RowsArray {
+    Rows* p = nullptr;
+    ~RowsArray() { delete[] p; }
+  } many;
+  if (heads > 1) {
+    many.p = new (std::nothrow) Rows[static_cast<size_t>(heads)];
+    if (many.p == nullptr) return fail(args, "GQA: out of memory");
+    rw_of = many.p;
+  }
+  for (int64_t g = 0; g < heads; ++g) {
+    Rows& rw = rw_of[g];
+    rw.Dp = Dp;
+    rw.Qt = qt.p + g * D * Rp;
+    rw.St = st.p;
+    rw.O = o.p + g * block_rows * Dp;
+    rw.m = m.p + g * Rp;
+    rw.l = l.p + g * Rp;
+    rw.alpha = alpha.p + g * Rp;
+    rw.lim = lim.p + g * Rp;
+  }
 
   auto kv_off = [](const temper_tensor& t, int64_t b, int64_t j, int64_t g) {
     return b * t.strides[0] + j * t.strides[1] + g * t.strides[2];
   };
   for (int64_t b = 0; b < B; ++b) {
-    for (int64_t g = 0; g < Nkv; ++g) {
-      if (decode) {
-        begin_rows(pb, rw, b, g, 0, rows_total, qrow.p);
-        for (int64_t j0 = 0; j0 < rw.max_lim; j0 += BLOCK_KV) {
-          const int64_t nk = rw.max_lim - j0 < BLOCK_KV ? rw.max_lim - j0 : BLOCK_KV;
-          for (int64_t t = 0; t < nk; ++t) {
-            load_row(k, kv_off(k, b, j0 + t, g), D, kb.p + t * D, 1.0f);
-            load_row(v, kv_off(v, b, j0 + t, g), D, vb.p + t * Dp, 1.0f);
+    if (decode) {
+      for (int64_t g = 0; g < Nkv; ++g) begin_rows(pb, rw_of[g], b, g, 0, rows_total, qrow.p);
+      const int64_t max_lim = rw_of[0].max_lim; // the same for every head: it depends on positions only
+      for (int64_t j0 = 0; j0 < max_lim; j0 += BLOCK_KV) {
+        const int64_t nk = max_lim - j0 < BLOCK_KV ? max_lim - j0 : BLOCK_KV;
+        for (int64_t t = 0; t < nk; ++t) {
+          for (int64_t g = 0; g < Nkv; ++g) {
+            load_row(k, kv_off(k, b, j0 + t, g), D, kb.p + (g * kv_rows + t) * D, 1.0f);
+            load_row(v, kv_off(v, b, j0 + t, g), D, vb.p + (g * kv_rows + t) * Dp, 1.0f);
           }
-          attend_block<Vec>(pb, rw, kb.p, vb.p, j0, nk);
+        }
+        for (int64_t g = 0; g < Nkv; ++g) {
+          attend_block<Vec>(pb, rw_of[g], kb.p + g * kv_rows * D, vb.p + g * kv_rows * Dp, j0, nk);
+        }
+      }
+      for (int64_t g = 0; g < Nkv; ++g) end_rows(pb, rw_of[g], b, g);
+      continue;
+    }
+    Rows& rw = rw_of[0];
+    for (int64_t g = 0; g < Nkv; ++g) {
+      for (int64_t t = 0; t < Skv; ++t) {
+        load_row(k, kv_off(k, b, t, g), D, kb.p + t * D, 1.0f);
+        load_row(v, kv_off(v, b, t, g), D, vb.p + t * Dp, 1.0f);
+      }
+      for (int64_t first = 0; first < rows_total; first += block_rows) {
+        const int64_t R = rows_total - first < block_rows ? rows_total - first : block_rows;
+        begin_rows(pb, rw, b, g, first, R, qrow.p);
+        for (int64_t j0 = 0; j0 < rw.max_lim; j0 += BLOCK_KV) {
+          const int64_t nk = Skv - j0 < BLOCK_KV ? Skv - j0 : BLOCK_KV;
+          attend_block<Vec>(pb, rw, kb.p + j0 * D, vb.p + j0 * Dp, j0, nk);
         }
         end_rows(pb, rw, b, g);
-      } else {
-        for (int64_t t = 0; t < Skv; ++t) {
-          load_row(k, kv_off(k, b, t, g), D, kb.p + t * D, 1.0f);
-          load_row(v, kv_off(v, b, t, g), D, vb.p + t * Dp, 1.0f);
-        }
-        for (int64_t first = 0; first < rows_total; first += block_rows) {
-          const int64_t R = rows_total - first < block_rows ? rows_total - first : block_rows;
-          begin_rows(pb, rw, b, g, first, R, qrow.p);
-          for (int64_t j0 = 0; j0 < rw.max_lim; j0 += BLOCK_KV) {
-            const int64_t nk = Skv - j0 < BLOCK_KV ? Skv - j0 : BLOCK_KV;
-            attend_block<Vec>(pb, rw, kb.p + j0 * D, vb.p + j0 * Dp, j0, nk);
-          }
-          end_rows(pb, rw, b, g);
-        }
       }
     }
   }
