@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 using namespace temper;
@@ -83,6 +84,25 @@ TEST(Knobs, ValidateValues) {
   EXPECT_TRUE(validate_values(*space, {{"TILE", "32"}}));
   EXPECT_FALSE(validate_values(*space, {{"TILE", "16"}}));
   EXPECT_FALSE(validate_values(*space, {{"UNROLL", "2"}}));
+}
+
+TEST(Knobs, BundledGqaKernelsDeclareTheirKnobs) {
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"blocked.cpp", {"BLOCK_M", "BLOCK_KV", "DECODE_MAX_S", "QK_KEYS", "PV_ROWS"}},
+      {"rowwise.cpp", {"KEY_UNROLL", "PV_VECS"}},
+  };
+  for (const auto& [file, names] : expected) {
+    std::ifstream in(std::string(TEMPER_SOURCE_DIR) + "/tasks/gqa/kernels/" + file);
+    ASSERT_TRUE(in) << file;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto space = parse_knobs(text);
+    ASSERT_TRUE(space) << file << ": " << space.error().message;
+    ASSERT_EQ(space->knobs.size(), names.size()) << file;
+    for (const auto& n : names) EXPECT_NE(space->find(n), nullptr) << file << ": " << n;
+    auto ok = satisfies(*space, space->defaults(), nullptr);
+    ASSERT_TRUE(ok) << file << ": " << ok.error().message;
+    EXPECT_TRUE(*ok) << file;
+  }
 }
 
 TEST(Knobs, BundledSwiGluKernelDeclaresItsKnobs) {

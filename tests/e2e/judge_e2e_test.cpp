@@ -184,6 +184,26 @@ TEST(JudgeE2E, GqaReferencePassesSmallCases) {
   EXPECT_EQ(r.report["context"]["task"]["tolerance"], "flashattention");
 }
 
+TEST(JudgeE2E, GqaKernelsPassSmallCases) {
+  // The kernels the GQA plans start from, at their default knobs, on the small cases (whose
+  // goldens the reference test above shares); the blocked kernel also with DECODE_MAX_S above
+  // every S, so its decode path (all heads live, K/V streamed in memory order) runs on them too.
+  struct Variant {
+    const char* kernel;
+    std::vector<std::string> extra;
+  };
+  const std::vector<Variant> variants = {
+      {"tasks/gqa/kernels/blocked.cpp", {}},
+      {"tasks/gqa/kernels/blocked.cpp", {"--flags", "-O3 -march=native -DDECODE_MAX_S=1024"}},
+      {"tasks/gqa/kernels/rowwise.cpp", {}},
+  };
+  for (const auto& v : variants) {
+    auto r = judge("tasks/gqa", v.kernel, "1,18,19,20", v.extra);
+    ASSERT_EQ(r.exit_code, 0) << v.kernel << "\n" << r.output;
+    for (int64_t id : {1, 18, 19, 20}) EXPECT_EQ(r.status(id), "PASSED") << v.kernel << " case " << id;
+  }
+}
+
 TEST(JudgeE2E, SpecializedKernelIsBuiltPerCase) {
   // Case 15: float32, last-axis split; case 1: float16, which this kernel refuses.
   auto r = judge("tasks/swi_glu", "tests/fixtures/swi_glu/specialized.cpp", "15,1");

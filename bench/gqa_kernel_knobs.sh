@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Judges the GQA starter kernels (tasks/gqa/kernels) at their defaults and at every declared
+# knob value: the variants below cover each value of each knob at least once (unlisted knobs
+# keep their defaults). Correctness only; prints one "N of M cases passed" line per variant.
+#   bench/gqa_kernel_knobs.sh [CASES] [BUILD_DIR]     e.g. bench/gqa_kernel_knobs.sh 1,7,11,18
+# All 20 cases (the default) need every GQA golden: minutes when they are not cached yet.
+set -euo pipefail
+cases=${1:-1-20}
+build=${2:-build}
+cd "$(dirname "$0")/.."
+while IFS='|' read -r kernel defines; do
+  line=$(nice "$build/temper" judge tasks/gqa "tasks/gqa/kernels/$kernel" --cases "$cases" -j 1 \
+           --flags "-O3 -march=native $defines" 2>&1 | grep -E "cases passed" || echo "judge failed")
+  echo "$kernel [${defines:-defaults}]: $line"
+done <<'LIST'
+blocked.cpp|
+blocked.cpp|-DBLOCK_M=16 -DBLOCK_KV=16 -DQK_KEYS=8 -DPV_ROWS=6 -DDECODE_MAX_S=1
+blocked.cpp|-DBLOCK_M=256 -DBLOCK_KV=256 -DQK_KEYS=2 -DPV_ROWS=2 -DDECODE_MAX_S=16
+blocked.cpp|-DBLOCK_M=32 -DBLOCK_KV=128 -DQK_KEYS=4
+blocked.cpp|-DBLOCK_M=128 -DBLOCK_KV=32 -DPV_ROWS=6
+rowwise.cpp|
+rowwise.cpp|-DKEY_UNROLL=1 -DPV_VECS=2
+rowwise.cpp|-DKEY_UNROLL=8 -DPV_VECS=4
+rowwise.cpp|-DKEY_UNROLL=2
+LIST
