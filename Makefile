@@ -3,8 +3,6 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 TASK ?= tasks/swi_glu
-CANDIDATE ?= tests/fixtures/swi_glu/correct_fast.cpp
-REFERENCE ?= $(TASK)/reference.cpp
 
 .PHONY: setup configure build run test clean
 
@@ -17,11 +15,14 @@ configure: setup
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# The main job on the bundled task: judge a candidate on every case, then time it against the
-# task's reference (one measurement and one confirmation job per case, 3 s per arm).
+# The main job: a campaign on the bundled task with the built-in agents (the planfile Teacher
+# reads tasks/swi_glu/plans, the tuner Student tunes the plan's kernel knobs through the
+# harness), short timing jobs (1 s per arm, one measurement and one confirmation job per case),
+# then the final kernel judged against the starting reference on every case. The campaign lives
+# in $(CAMPAIGN): running `make run` again resumes it, and a finished one prints its summary.
+CAMPAIGN ?= campaigns/swi_glu
 run: build
-	./$(BUILD_DIR)/temper judge $(TASK) $(CANDIDATE) --reference $(REFERENCE) \
-	  --measure-jobs 1 --confirm-jobs 1 --cap 3 --json $(BUILD_DIR)/judge-report.json
+	./$(BUILD_DIR)/temper run $(TASK) --dir $(CAMPAIGN) --cap 1 --measure-jobs 1 --confirm-jobs 1
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600

@@ -503,7 +503,10 @@ TEMPER_EXPORT int temper_kernel(const temper_args* a) {
   c.argv = {(fs::path(TEMPER_BINARY_DIR) / "temper").string(), "judge", task, (dir / "candidate.cpp").string(),
             "--reference", task + "/reference.cpp",
             "--cases", "1", "--measure-jobs", "1", "--confirm-jobs", "0", "--cap", "1", "--json",
-            (dir / "report.json").string(), "--quiet"};
+            (dir / "report.json").string(), "--quiet",
+            // One worker life: the kernel counts its calls per process, and a renewed worker
+            // would start counting again (how many calls a life makes depends on the machine).
+            "--lives", "0"};
   c.timeout = 300s;
   util::ProcessResult r = util::default_process_runner().run(c);
   EXPECT_EQ(r.exit_code, 1) << r.describe() << "\n" << r.output;

@@ -127,9 +127,11 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   ASSERT_TRUE(t.has_value()) << t.error().message;
   EXPECT_EQ(t->agent_turns, 1 + 2);
   // The reference measured for the Teacher's workspace and by its ref-time; M0 probe and submit;
-  // M1 probe, then its submission's correctness run and gate.
-  EXPECT_EQ(t->judge_runs, 2 + 2 + 3);
+  // M1 probe, then its submission's correctness run and gate; when the round promoted a kernel,
+  // the final report judges it against R0 once more.
   const json promo = json::parse(*util::read_file(r1 / "promotion.json"));
+  EXPECT_EQ(t->judge_runs, 2 + 2 + 3 + (promo["promoted"].get<bool>() ? 1 : 0));
+  EXPECT_EQ(fs::exists(dir / "final" / "summary.json"), true);
   EXPECT_EQ(t->promotions, promo["promoted"].get<bool>() ? 1 : 0);
   EXPECT_GT(t->gate_s, 0);
   EXPECT_GT(t->probe_s, 0);
