@@ -121,8 +121,12 @@ std::string Orchestrator::progress_tag() const {
   for (const auto& r : s.rounds_done) {
     if (r.promoted && r.speedup > 0) chain *= r.speedup;
   }
+  // Once the round is in rounds_done, its best is in the chain already.
+  const bool round_counted = !s.rounds_done.empty() && s.rounds_done.back().round == s.round;
   double round_best = 0;
-  for (const auto& [id, sp] : s.accepted_speedup) round_best = std::max(round_best, sp);
+  if (!round_counted) {
+    for (const auto& [id, sp] : s.accepted_speedup) round_best = std::max(round_best, sp);
+  }
   const double best = chain * std::max(1.0, round_best);
   if (best > 1) tag += fmt::format(" | best {:.2f}x", best);
   return tag + "] ";
