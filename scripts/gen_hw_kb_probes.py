@@ -462,6 +462,54 @@ TEMPER_EXPORT int temper_kernel(const temper_args* args) {
 }
 """
 
+def k_staged(huge):
+    """y = x * a + b staged through a temporary of the input's size, allocated fresh on every call."""
+    if huge:
+        alloc = """  // The temporary starts on a 2 MiB boundary (2 MiB more is reserved for that) and is marked for
+  // transparent huge pages. If the kernel refuses (THP disabled), the faults counted show it.
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t bytes = (static_cast<size_t>(n) * sizeof(float) + kHuge - 1) / kHuge * kHuge, span = bytes + kHuge;
+  void* base = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) {
+    args->set_error("mmap of the temporary failed");
+    return 1;
+  }
+  float* tmp = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~(kHuge - 1));
+  (void)madvise(tmp, bytes, MADV_HUGEPAGE);
+"""
+        free = "  munmap(base, span);\n"
+        comment = """// y = x * a + b staged through a temporary as large as the input, mapped fresh on every call
+// (mmap, 2 MiB aligned, madvise(MADV_HUGEPAGE)) and unmapped at the end: its first touch (the
+// copy) faults in the pages."""
+        get = "tmp"
+    else:
+        alloc = """  // Uninitialized: the copy below is the temporary's first touch. glibc serves requests above
+  // 32 MiB (its largest mmap threshold) with a fresh mmap and unmaps them on delete[].
+  std::unique_ptr<float[]> owner(new float[static_cast<size_t>(n)]);
+  float* tmp = owner.get();
+"""
+        free = ""
+        comment = """// y = x * a + b staged through a temporary as large as the input that is allocated fresh on
+// every call (operator new[], as a std::vector or unique_ptr temporary would be): its first touch
+// (the copy) faults in the pages."""
+        get = "tmp"
+    return K_HEAD + """#include <memory>
+#include <sys/mman.h>
+
+""" + comment + """
+TEMPER_EXPORT int temper_kernel(const temper_args* args) {
+  const float* x = static_cast<const float*>(args->inputs[0].data);
+  float* y = static_cast<float*>(args->outputs[0].data);
+  const int64_t n = args->inputs[0].shape[0];
+  const float a = static_cast<float>(temper_attr_float(args, "a", 1.5)), b = static_cast<float>(temper_attr_float(args, "b", 0.25));
+""" + alloc + """  for (int64_t i = 0; i < n; ++i) """ + get + """[i] = x[i];
+  // The temporary must really be written: compilers may fold an allocation they can see through.
+  asm volatile("" : : "r"(""" + get + """) : "memory");
+  for (int64_t i = 0; i < n; ++i) y[i] = """ + get + """[i] * a + b;
+""" + free + """  return 0;
+}
+"""
+
 # ---------------------------------------------------------------- entries
 
 ENTRIES = []
@@ -555,6 +603,20 @@ entry(id="thread-scaling-triad", title="Thread scaling of a memory-bound kernel 
       usage="Parallelize memory-bound kernels across all cores; see bw-triad-1t and bw-triad-all for the figures.",
       family="KbTriad", shapes=["[8388608]", "[8388608]"], dtypes="[float32, float32]", attrs="{s: 3.0}", vrange="[-1, 1]", threads=2,
       kind="paired", a=("a.cpp", k_triad("1")), b=("b.cpp", k_triad("args->num_threads")), expect="{min: 1.5}", cache="cold")
+
+# Metric probes: facts the profiler measures directly (software perf events here; no PMU in this VM).
+entry(id="first-touch-4k-faults", title="A fresh large temporary faults once per 4 KiB page on first touch", tags=["memory", "os", "page-faults", "allocation"],
+      claim="A kernel that allocates a 64 MiB temporary on every call (operator new[], std::vector, malloc) takes one page fault per 4 KiB page when it first writes it: 16384 faults per call (15500 to 17500 counted), because transparent huge pages are opt-in (madvise) on this machine's kernel.",
+      mechanism="glibc serves requests above 32 MiB with a fresh anonymous mmap and unmaps it on free, so every call starts from unmapped memory; the kernel maps an anonymous page on its first touch, one 4 KiB page per fault, and zeroes it. With /sys/kernel/mm/transparent_hugepage/enabled set to madvise, an ordinary allocation never gets 2 MiB pages. Each fault is a trap into the kernel (more expensive in a VM), paid on every call.",
+      usage="Do not allocate large temporaries inside the timed kernel: reuse a buffer allocated once (a static scratch sized on first use), or fuse the stages so no temporary is needed; if a large temporary is unavoidable, map it with MADV_HUGEPAGE (see thp-madvise-2m-faults).",
+      family="KbAxpb", shapes=["[16777216]"], dtypes="[float32]", attrs="{a: 1.5, b: 0.25}", vrange="[-1, 1]", threads=1,
+      kind="metric", kernel=("kernel.cpp", k_staged(False)), metric=("sw.page_faults", "{min: 15500, max: 17500}"), calls=20, cache="cold")
+entry(id="thp-madvise-2m-faults", title="MADV_HUGEPAGE makes a temporary fault once per 2 MiB", tags=["memory", "os", "page-faults", "huge-pages"],
+      claim="Mapping the same 64 MiB per-call temporary 2 MiB-aligned with madvise(MADV_HUGEPAGE) cuts its first-touch page faults from 16384 to about 32, one per 2 MiB huge page (at most 100 counted per call).",
+      mechanism="With transparent huge pages in madvise mode, a region marked MADV_HUGEPAGE gets a 2 MiB page on its first fault when the kernel finds (or compacts) 2 MiB of free contiguous memory; one fault then maps 512 small pages' worth. Only 2 MiB-aligned parts of the region can get huge pages, hence the aligned mapping.",
+      usage="For a large buffer a kernel must map itself (a per-call temporary, a workspace allocated on first use), mmap it 2 MiB-aligned and madvise(MADV_HUGEPAGE) before touching it: 512x fewer faults, and fewer TLB misses on the walks over it afterwards.",
+      family="KbAxpb", shapes=["[16777216]"], dtypes="[float32]", attrs="{a: 1.5, b: 0.25}", vrange="[-1, 1]", threads=1,
+      kind="metric", kernel=("kernel.cpp", k_staged(True)), metric=("sw.page_faults", "{max: 100}"), calls=20, cache="cold")
 
 
 # ---------------------------------------------------------------- other targets (proposed only)
@@ -677,7 +739,11 @@ def main():
         write(os.path.join(pdir, "cases.yaml"), cases_yaml(e["family"], e["shapes"], e["dtypes"], e["attrs"], e["vrange"]))
         # Cold-cache probes spend most of a call restoring inputs and flushing 64 MiB: a longer cap.
         cap = 5 if e["cache"] == "cold" else 2
-        p = f"  kind: {e['kind']}\n  task: probe\n  case: 1\n  cache: {e['cache']}\n  cap_s: {cap}\n  jobs: 1\n"
+        if e["kind"] == "metric":
+            # A metric probe profiles `calls` cold calls per job: no timing cap.
+            p = f"  kind: metric\n  task: probe\n  case: 1\n  cache: cold\n  jobs: 1\n  calls: {e['calls']}\n"
+        else:
+            p = f"  kind: {e['kind']}\n  task: probe\n  case: 1\n  cache: {e['cache']}\n  cap_s: {cap}\n  jobs: 1\n"
         if e.get("requires"):
             p += f"  requires_flags: [{', '.join(e['requires'])}]\n"
         claim = e["claim"]
@@ -691,6 +757,11 @@ def main():
             accept = e.get("accept") or "{" + ", ".join(x for x in [f"min: {lo}" if lo is not None else "min: 1", f"max: {hi}" if hi is not None else ""] if x) + "}"
             claim = claim.replace("{range}", f"{lo} to {hi}" if lo is not None else "a measured")
             p += f"  kernel: {name}\n  figure: {{name: {fname}, unit: {unit}, work: \"{work}\", roofline: {roof}}}\n  accept: {accept}\n"
+        elif e["kind"] == "metric":
+            name, src = e["kernel"]
+            write(os.path.join(pdir, name), src)
+            mname, expect = e["metric"]
+            p += f"  kernel: {name}\n  metric: {{name: {mname}, expect: {expect}}}\n"
         else:
             for arm in ("a", "b"):
                 name, src = e[arm]
@@ -706,7 +777,8 @@ def main():
         else:
             kind_text_extra = ""
         kind_text = {"measure": "a measure probe: the judge times `probe/kernel.cpp` (against itself, both arms sampled) and the figure is work / time",
-                     "paired": "a paired probe: the judge times `probe/b.cpp` (candidate) against `probe/a.cpp` (reference) in ABBA rounds with confirmation jobs"}[e["kind"]]
+                     "paired": "a paired probe: the judge times `probe/b.cpp` (candidate) against `probe/a.cpp` (reference) in ABBA rounds with confirmation jobs",
+                     "metric": f"a metric probe: in each job the judge checks `probe/kernel.cpp` and its profile phase runs it for {e.get('calls')} cold calls in a fresh worker; the decision is the 95% interval of the median of `{e.get('metric', ('',))[0]}` over the calls against the expected range"}[e["kind"]]
         write(os.path.join(d, "README.md"), f"""# {e['title']}
 
 **Claim.** {claim}
@@ -716,7 +788,7 @@ def main():
 **In a kernel.** {e['usage']}
 
 **Probe.** {kind_text}. `probe/` is an ordinary temper task (proto.yaml, cases.yaml, temper.yaml,
-golden.cpp), so the micro-kernels are checked for correctness before they are timed.{kind_text_extra}
+golden.cpp), so the micro-kernels are checked for correctness before they are {"profiled" if e["kind"] == "metric" else "timed"}.{kind_text_extra}
 
     build/temper kb show {e['id']}
     build/temper kb certify {e['id']}

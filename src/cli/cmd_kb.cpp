@@ -99,7 +99,7 @@ int run_show(const KbArgs& a) {
   std::cout << fmt::format("  probe      {} ({}), task {}, case {}\n", kb::probe_kind_name(e->probe.kind),
                            e->probe.kind == kb::ProbeKind::Paired     ? fmt::format("b over a, speedup in {}", e->probe.expect.to_string())
                            : e->probe.kind == kb::ProbeKind::Measure ? fmt::format("{} in {} {}", e->probe.figure.name, e->probe.accept.to_string(), e->probe.figure.unit)
-                                                                      : fmt::format("{} in {}", e->probe.metric.name, e->probe.metric.expect.to_string()),
+                                                                      : fmt::format("{} in {}, {} profiled calls per job", e->probe.metric.name, e->probe.metric.expect.to_string(), e->probe.calls),
                            (e->dir / e->probe.task).string(), e->probe.case_id);
   for (const auto& ev : e->evidence) {
     std::cout << fmt::format("  evidence   {} {} on {}{}: {}\n", ev.date, ev.outcome, ev.fingerprint, ev.fingerprint == here ? " (here)" : "", ev.reason);

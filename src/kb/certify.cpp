@@ -1,6 +1,7 @@
 #include "kb/certify.h"
 
 #include "judge/common.h"
+#include "judge/profile/metrics.h"
 #include "judge/stats.h"
 
 #include <fmt/format.h>
@@ -111,7 +112,108 @@ Decision decide_measure(const Entry& e, const ProbeOutcome& o) {
   return d;
 }
 
+std::string number_text(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+Decision decide_metric(const Entry& e, const ProbeOutcome& o) {
+  Decision d;
+  const Metric& m = e.probe.metric;
+  const judge::profile::MetricDef* def = judge::profile::find_metric(m.name);
+  const std::string unit = def ? std::string(def->unit) : "";
+  const Range& want = m.expect;
+  d.figures = {{"name", m.name}, {"unit", unit}, {"jobs", o.jobs.size()}};
+  if (o.jobs.empty()) {
+    d.outcome = "ambiguous";
+    d.reason = "no job profiled the kernel";
+    return d;
+  }
+  // A metric this machine cannot measure decides nothing: the claim is neither confirmed nor refuted here.
+  for (const auto& j : o.jobs) {
+    if (!j.metric_value) {
+      d.figures["unsupported"] = j.metric_unsupported;
+      d.outcome = "ambiguous";
+      d.reason = fmt::format("unsupported here: {} cannot be measured on this machine: {}", m.name, j.metric_unsupported);
+      return d;
+    }
+  }
+  double lo = INFINITY, hi = -INFINITY;
+  std::vector<double> centers;
+  std::string basis;
+  const bool deterministic = deterministic_metric(m.name);
+  const bool per_call = !deterministic && std::all_of(o.jobs.begin(), o.jobs.end(), [](const ProbeJob& j) { return !j.metric_samples.empty(); });
+  size_t calls = 0;
+  for (const auto& j : o.jobs) {
+    if (per_call) {
+      auto iv = median_interval(j.metric_samples);
+      calls += j.metric_samples.size();
+      if (!iv) {
+        d.outcome = "ambiguous";
+        d.reason = fmt::format("too few calls in some job ({}) for a 95% interval of the median of {}", j.metric_samples.size(), m.name);
+        return d;
+      }
+      lo = std::min(lo, iv->lo);
+      hi = std::max(hi, iv->hi);
+      centers.push_back(iv->value);
+    } else {
+      lo = std::min(lo, *j.metric_value);
+      hi = std::max(hi, *j.metric_value);
+      centers.push_back(*j.metric_value);
+    }
+  }
+  const double value = judge::median_of(centers);
+  d.figures["value"] = num(value);
+  d.figures["lo"] = num(lo);
+  d.figures["hi"] = num(hi);
+  if (per_call) {
+    d.figures["calls"] = calls;
+    basis = fmt::format("median over the calls {} {}, 95% interval over {} job(s) of {} calls [{}, {}]", number_text(value), unit,
+                        o.jobs.size(), calls / o.jobs.size(), number_text(lo), number_text(hi));
+  } else if (deterministic) {
+    basis = lo == hi ? fmt::format("= {} {} in each of {} job(s) (deterministic)", number_text(value), unit, o.jobs.size())
+                     : fmt::format("= {} {}, the {} job(s) giving [{}, {}]", number_text(value), unit, o.jobs.size(), number_text(lo), number_text(hi));
+  } else {
+    basis = fmt::format("{} {}, range over {} job(s) [{}, {}]", number_text(value), unit, o.jobs.size(), number_text(lo), number_text(hi));
+  }
+  const std::string span = fmt::format("{} {}", m.name, basis);
+  switch (place(lo, hi, want)) {
+  case Placement::Inside:
+    d.outcome = "certified";
+    d.reason = fmt::format("{} lies inside the expected {}", span, want.to_string());
+    break;
+  case Placement::Outside:
+    d.outcome = "refuted";
+    d.reason = fmt::format("{} lies entirely outside the expected {}", span, want.to_string());
+    break;
+  case Placement::Straddles:
+    d.outcome = "ambiguous";
+    d.reason = fmt::format("{} straddles a bound of the expected {}: not decided", span, want.to_string());
+    break;
+  }
+  return d;
+}
+
 } // namespace
+
+bool deterministic_metric(std::string_view name) {
+  for (std::string_view prefix : {"static.", "cg.", "cuda.", "compile.vectorized_loops"}) {
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+std::optional<FigureInterval> median_interval(const std::vector<double>& values) {
+  std::vector<double> finite;
+  for (double v : values) {
+    if (std::isfinite(v)) finite.push_back(v);
+  }
+  // estimate_from_log_ratios computes the median and its distribution-free interval of whatever
+  // numbers it is given; here they are the raw values, not logs.
+  judge::PairedEstimate est = judge::estimate_from_log_ratios(finite);
+  if (est.n == 0 || !est.ci_determined) return std::nullopt;
+  return FigureInterval{est.median_log_ratio, est.log_lo, est.log_hi};
+}
 
 std::optional<FigureInterval> figure_interval(const std::vector<double>& seconds, double work, double scale) {
   std::vector<double> logs;
@@ -132,9 +234,9 @@ Decision decide(const Entry& entry, const ProbeOutcome& outcome) {
   switch (entry.probe.kind) {
   case ProbeKind::Paired: return decide_paired(entry, outcome);
   case ProbeKind::Measure: return decide_measure(entry, outcome);
-  case ProbeKind::Metric: break;
+  case ProbeKind::Metric: return decide_metric(entry, outcome);
   }
-  return {"ambiguous", nlohmann::json::object(), "metric probes need the profiling module"};
+  return {"ambiguous", nlohmann::json::object(), "unknown probe kind"};
 }
 
 Expected<CertifyResult> certify(Entry& entry, ProbeRunner& runner, const TargetFingerprint& target, bool write) {

@@ -1,11 +1,14 @@
 // Certifying an entry: run its probe here through the judge, decide, record evidence.
 //
-// The decision is the judge's interval against the entry's expectation, never a point value:
+// The decision is the judge's interval against the entry's expectation, never a point value
+// (metric probes: the interval of the median over the profiled calls, or for a deterministic
+// metric such as static.* or cg.* its value in every job):
 //   certified  every job's interval (the widest of them) lies inside the expected range, and for
 //              paired probes the measurement and confirmation jobs agree on the verdict;
 //   refuted    that interval lies entirely outside the range (the claim clearly fails here), or
 //              the CPU lacks a flag the claim needs (not applicable);
-//   ambiguous  anything else: the interval straddles a bound, or is undetermined. The entry stays
+//   ambiguous  anything else: the interval straddles a bound, or is undetermined, or the metric
+//              cannot be measured on this machine ("unsupported here: reason"). The entry stays
 //              proposed, and the evidence says why.
 // A probe is run by a ProbeRunner: the judge in production, a fake in tests.
 #pragma once
@@ -18,6 +21,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace temper::kb {
@@ -32,6 +36,11 @@ struct ProbeJob {
   std::string verdict; // the judge's verdict for this job: FASTER, SLOWER, SAME, AMBIGUOUS
   // measure: the micro-kernel's per-call times (both arms of the A/A job).
   std::vector<double> seconds;
+  // metric: the metric's value in this job (unset: not measurable here, `metric_unsupported`
+  // says why) and, for a metric that is the median over the profiled calls, the calls' values.
+  std::optional<double> metric_value;
+  std::string metric_unsupported;
+  std::vector<double> metric_samples;
 };
 
 struct ProbeOutcome {
@@ -68,6 +77,15 @@ struct FigureInterval {
   double hi = 0;
 };
 std::optional<FigureInterval> figure_interval(const std::vector<double>& seconds, double work, double scale);
+
+// The 95% order-statistic interval of the median of per-call metric values (the judge's interval,
+// on the raw values: counts may be 0); nullopt below 6 values.
+std::optional<FigureInterval> median_interval(const std::vector<double>& values);
+
+// Whether a metric's value is a property of the code and inputs rather than a sample of a run
+// (static.*, compile.vectorized_loops, the cache simulation's cg.*, cuda.*): it is decided on its
+// value, which every job must reproduce.
+bool deterministic_metric(std::string_view name);
 
 struct CertifyResult {
   Decision decision;

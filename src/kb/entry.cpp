@@ -2,6 +2,7 @@
 
 #include "core/expr.h"
 #include "core/task_parse.h"
+#include "judge/profile/metrics.h"
 #include "util/fs.h"
 
 #include <fmt/format.h>
@@ -94,7 +95,11 @@ nlohmann::json Entry::to_json(const std::string& fingerprint) const {
                    {"roofline", probe.figure.roofline}};
     p["accept"] = range_json(probe.accept);
   }
-  if (probe.kind == ProbeKind::Metric) p["metric"] = {{"name", probe.metric.name}, {"expect", range_json(probe.metric.expect)}};
+  if (probe.kind == ProbeKind::Metric) {
+    p["metric"] = {{"name", probe.metric.name}, {"expect", range_json(probe.metric.expect)}};
+    p["calls"] = probe.calls;
+    p.erase("cap_s");
+  }
   nlohmann::json ev = nlohmann::json::array();
   for (const auto& e : evidence) ev.push_back(evidence_json(e));
   return {{"schema_version", kEntrySchemaVersion},
@@ -258,7 +263,7 @@ private:
       error(p, "'probe' must be a map (kind, task, case, and the kind's keys)");
       return;
     }
-    core::detail::check_keys(p, {"kind", "task", "case", "requires_flags", "cache", "cap_s", "jobs", "flags", "a", "b", "expect", "kernel", "figure", "accept", "metric"},
+    core::detail::check_keys(p, {"kind", "task", "case", "requires_flags", "cache", "cap_s", "jobs", "flags", "a", "b", "expect", "kernel", "figure", "accept", "metric", "calls"},
                              "probe", m_file, m_diags);
     std::string kind = text(p, "kind", true);
     if (kind == "paired") pr.kind = ProbeKind::Paired;
@@ -292,7 +297,7 @@ private:
       }
     };
     if (pr.kind == ProbeKind::Paired) {
-      forbid({"kernel", "figure", "accept", "metric"});
+      forbid({"kernel", "figure", "accept", "metric", "calls"});
       pr.a = file_of(p, "a", pr.task);
       pr.b = file_of(p, "b", pr.task);
       if (const YAML::Node e = p["expect"]; e.IsDefined()) {
@@ -309,7 +314,7 @@ private:
     forbid({"a", "b", "expect"});
     pr.kernel = file_of(p, "kernel", pr.task);
     if (pr.kind == ProbeKind::Measure) {
-      forbid({"metric"});
+      forbid({"metric", "calls"});
       const YAML::Node f = p["figure"];
       if (!f.IsDefined() || !f.IsMap()) {
         error(f.IsDefined() ? f : p, "a measure probe needs 'figure: {name, unit, work}' (work: bytes or flops per call, an expression of the case)");
@@ -334,14 +339,37 @@ private:
       else error(p, "a measure probe needs 'accept: {min: X, max: Y}' (the figure's accepted range)");
       return;
     }
-    forbid({"figure", "accept"});
+    read_metric(p);
+  }
+
+  // A metric probe profiles `calls` cold calls per job (the profiler flushes the caches before each).
+  void read_metric(const YAML::Node& p) {
+    Probe& pr = m_entry.probe;
+    for (const char* k : {"figure", "accept", "cap_s"}) {
+      if (p[k].IsDefined())
+        error(p[k], fmt::format("probe.{} does not belong to a metric probe{}", k, std::string_view(k) == "cap_s" ? " (it profiles 'calls' calls per job)" : ""));
+    }
+    if (pr.cache != "cold") error(p["cache"], "probe.cache: a metric probe profiles cold calls (the profiler flushes the caches before each call); write cold or leave it out");
+    if (auto v = number(p, "calls", false)) {
+      if (*v < 6 || *v > 1000) error(p["calls"], fmt::format("probe.calls must be 6 to 1000 (6 is the fewest with a 95% interval of a median), got {}", *v));
+      pr.calls = static_cast<int>(*v);
+    }
     const YAML::Node m = p["metric"];
     if (!m.IsDefined() || !m.IsMap()) {
-      error(m.IsDefined() ? m : p, "a metric probe needs 'metric: {name: NAME, expect: {min: X, max: Y}}'");
+      error(m.IsDefined() ? m : p, "a metric probe needs 'metric: {name: NAME, expect: {min: X, max: Y}}' (NAME from docs/metrics.md)");
       return;
     }
     core::detail::check_keys(m, {"name", "expect"}, "probe.metric", m_file, m_diags);
     pr.metric.name = text(m, "name", true);
+    if (!pr.metric.name.empty()) {
+      if (!judge::profile::find_metric(pr.metric.name)) {
+        std::string near = judge::profile::closest_metric(pr.metric.name);
+        error(m["name"], fmt::format("probe.metric.name '{}' is not a metric temper measures{}; docs/metrics.md lists them", pr.metric.name,
+                                     near.empty() ? "" : fmt::format(" (did you mean {}?)", near)));
+      } else if (pr.metric.name == "time.speedup") {
+        error(m["name"], "probe.metric.name time.speedup compares two kernels: write a paired probe (a, b, expect: {speedup: ...})");
+      }
+    }
     if (m["expect"].IsDefined()) pr.metric.expect = range(m["expect"], "probe.metric.expect");
     else error(m, "probe.metric needs 'expect: {min: X, max: Y}'");
   }

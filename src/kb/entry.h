@@ -27,7 +27,8 @@ std::optional<EntryStatus> parse_status(std::string_view text);
 //   paired protocol; the expectation is a range for b's speedup over a.
 // measure: one micro-kernel timed by the judge (against itself, so both arms are samples of it);
 //   the figure is work / time, and the expectation is a range for the figure.
-// metric: an expectation on a profiling metric of one micro-kernel (needs the profiling module).
+// metric: an expectation on a profiling metric (judge/profile/metrics.h) of one micro-kernel,
+//   profiled by the judge's profile phase; the expectation is a range for the metric.
 enum class ProbeKind { Paired, Measure, Metric };
 std::string_view probe_kind_name(ProbeKind k);
 
@@ -66,6 +67,7 @@ struct Probe {
   Figure figure;                           // measure
   Range accept;                            // measure: accepted range of the figure
   Metric metric;                           // metric
+  int calls = 20;                          // metric: profiled calls per job
 };
 
 struct Evidence {

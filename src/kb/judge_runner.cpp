@@ -24,13 +24,66 @@ std::vector<std::string> split_words(const std::string& s) {
 
 } // namespace
 
+Expected<ProbeOutcome> JudgeProbeRunner::run_metric(const Entry& entry) {
+  const Probe& p = entry.probe;
+  const std::string& name = p.metric.name;
+  ProbeOutcome out;
+  nlohmann::json reports = nlohmann::json::array();
+  const int jobs = 2 * p.jobs; // measurement jobs, then as many confirmation jobs
+  for (int k = 0; k < jobs; ++k) {
+    // Each job is one judge run: the correctness check, then the profile phase's cold calls in a
+    // fresh worker (compile and golden come from the caches after the first).
+    judge::JudgeOptions o;
+    o.task_dir = entry.dir / p.task;
+    o.candidate = entry.dir / p.kernel;
+    o.case_ids = {p.case_id};
+    if (!p.flags.empty()) o.compiler.flags = split_words(p.flags);
+    o.worker_exe = m_options.worker_exe.empty() ? judge::default_worker_exe() : m_options.worker_exe;
+    o.progress = m_options.progress;
+    o.temper_version = m_options.temper_version;
+    judge::profile::ProfilePhaseOptions po;
+    po.case_ids = {p.case_id};
+    po.calls = p.calls;
+    po.cachegrind = name.rfind("cg.", 0) == 0; // opt-in collector: only when the metric needs it
+    o.profile = po;
+    TEMPER_TRY_ASSIGN(judge::JudgeReport report, judge::run_judge(o, m_runner));
+    reports.push_back(judge::report_to_json(report));
+    if (report.cases.size() != 1) return fail("entry {}: the judge returned {} cases for the probe's one", entry.id, report.cases.size());
+    const judge::CaseResult& r = report.cases.front();
+    if (r.status != judge::CaseStatus::Passed || !r.profile) {
+      return fail("entry {}: the probe's kernel fails the judge on case {}: {}{}", entry.id, r.case_id, judge::status_name(r.status),
+                  r.message.empty() ? "" : ": " + r.message);
+    }
+    const judge::profile::MetricSet& m = r.profile->candidate;
+    ProbeJob pj;
+    pj.confirmation = k >= p.jobs;
+    const judge::profile::MetricValue* v = m.find(name);
+    if (v && v->supported()) {
+      pj.metric_value = *v->number;
+      const nlohmann::json& att = m.attachments();
+      if (att.contains("per_call") && att["per_call"].contains(name)) pj.metric_samples = att["per_call"][name].get<std::vector<double>>();
+    } else {
+      pj.metric_unsupported = v ? v->reason : "the profiler did not report it";
+    }
+    const bool unsupported = !pj.metric_value;
+    out.jobs.push_back(std::move(pj));
+    if (unsupported) break; // no other job will measure it either
+  }
+  // One document for all the jobs' judge reports, so the evidence names them with one hash.
+  const nlohmann::json doc = {{"schema_version", 1}, {"kind", "temper.kb.metric_probe"}, {"entry", entry.id}, {"metric", name}, {"reports", reports}};
+  const std::string json = doc.dump(2) + "\n";
+  out.report_hash = util::hash_hex(json);
+  if (!m_options.reports_dir.empty()) {
+    TEMPER_TRY(util::write_file_atomic(m_options.reports_dir / fmt::format("{}-{}.json", entry.id, out.report_hash.substr(0, 12)), json));
+  }
+  out.note = fmt::format("judge correctness check + profile phase, {} cold call(s) per job in a fresh worker, {} measurement + {} confirmation job(s)",
+                         p.calls, p.jobs, p.jobs);
+  return out;
+}
+
 Expected<ProbeOutcome> JudgeProbeRunner::run(const Entry& entry) {
   const Probe& p = entry.probe;
-  if (p.kind == ProbeKind::Metric) {
-    return fail("entry {}: metric probes need the profiling module (metric registry and expectation evaluator), "
-                "which this build does not have yet",
-                entry.id);
-  }
+  if (p.kind == ProbeKind::Metric) return run_metric(entry);
   const std::filesystem::path task_dir = entry.dir / p.task;
   TEMPER_TRY_ASSIGN(core::Task task, core::load_task(task_dir));
   const core::Case* c = task.find_case(p.case_id);

@@ -2,7 +2,9 @@
 // directory is an ordinary temper task; paired probes time b (candidate) against a (reference);
 // measure probes time the kernel against itself, so both arms are samples of the same
 // micro-kernel under the same cold- or warm-cache protocol. Correctness is checked first, as for
-// any kernel, so a micro-kernel the compiler hollowed out cannot produce a figure.
+// any kernel, so a micro-kernel the compiler hollowed out cannot produce a figure. Metric probes
+// run the judge with its profile phase (judge/profile/), one judge run per job, and read the
+// metric (and its per-call values) from the profiled case.
 #pragma once
 
 #include "kb/certify.h"
@@ -26,6 +28,8 @@ public:
   Expected<ProbeOutcome> run(const Entry& entry) override;
 
 private:
+  Expected<ProbeOutcome> run_metric(const Entry& entry);
+
   JudgeRunnerOptions m_options;
   util::ProcessRunner& m_runner;
 };

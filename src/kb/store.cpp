@@ -92,7 +92,7 @@ Expected<fs::path> propose_entry(const fs::path& root, const fs::path& dir) {
 std::string export_markdown(const KnowledgeBase& kb, const std::string& target_class, const TargetFingerprint& here) {
   std::string out = fmt::format("# Hardware knowledge: {}\n\n", target_class);
   out += "Certified by temper's probes (`temper kb certify`): each claim below was confirmed on this target by the judge's\n"
-         "paired timing protocol, with the evidence shown. Use them; do not re-derive them.\n\n";
+         "paired timing protocol or its profiler, with the evidence shown. Use them; do not re-derive them.\n\n";
   int stale = 0, shown = 0;
   for (const auto& e : kb.entries) {
     if (e.target != target_class || e.status != EntryStatus::Certified) continue;

@@ -109,3 +109,58 @@ TEST(KbCertifyE2E, JudgeTakesTheCaseBoundFromCertifiedFigures) {
   EXPECT_DOUBLE_EQ(report["timing"]["roofline"]["bytes_per_s"].get<double>(), 20e9);
   EXPECT_NE(r.output.find("% of roofline"), std::string::npos);
 }
+
+// A metric probe certified for real: a copy of first-touch-4k-faults at half the size (a 32 MiB
+// temporary, still above glibc's largest mmap threshold, so every call maps fresh pages), its
+// page faults counted by the judge's profiler; then the same probe on a hardware counter, which
+// a machine without a PMU (a VM) cannot measure: the entry stays proposed with the reason.
+TEST(KbCertifyE2E, MetricEntryIsCertifiedFromPageFaults) {
+  CliRun target = temper_cmd({"target", "--json"});
+  ASSERT_EQ(target.exit_code, 0) << target.output;
+  auto t = nlohmann::json::parse(target.output);
+  const std::string cls = t["target_class"], fingerprint = t["fingerprint"];
+
+  util::TempDir dir;
+  const std::string id = "first-touch-4k-faults";
+  const fs::path entry = dir.path() / cls / id;
+  fs::create_directories(entry.parent_path());
+  fs::copy(kSource / "hw_kb" / "x86_64-zen5-avx512" / id, entry, fs::copy_options::recursive);
+  replace_in(entry / "entry.yaml", "target: x86_64-zen5-avx512", "target: " + cls);
+  replace_in(entry / "probe" / "cases.yaml", "[16777216]", "[8388608]");
+  replace_in(entry / "entry.yaml", "calls: 20", "calls: 10");
+  replace_in(entry / "entry.yaml", "expect: {min: 15500, max: 17500}", "expect: {min: 7700, max: 8800}");
+  std::string yaml = *util::read_file(entry / "entry.yaml");
+  yaml = yaml.substr(0, yaml.find("\nstatus:") + 1) + "status: proposed\nevidence: []\n";
+  ASSERT_TRUE(util::write_file_atomic(entry / "entry.yaml", yaml));
+
+  CliRun r = temper_cmd({"kb", "--kb", dir.path().string(), "certify", id, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 certified"), std::string::npos) << r.output;
+  CliRun show = temper_cmd({"kb", "--kb", dir.path().string(), "show", id, "--json"});
+  ASSERT_EQ(show.exit_code, 0) << show.output;
+  auto j = nlohmann::json::parse(show.output);
+  EXPECT_EQ(j["status"], "certified") << j.dump(2);
+  ASSERT_EQ(j["evidence"].size(), 1u);
+  const auto& ev = j["evidence"][0];
+  EXPECT_EQ(ev["fingerprint"], fingerprint);
+  EXPECT_EQ(ev["figures"]["name"], "sw.page_faults");
+  EXPECT_EQ(ev["figures"]["calls"], 20); // 10 per job, measurement and confirmation
+  EXPECT_NEAR(ev["figures"]["value"].get<double>(), 8193, 300) << ev.dump(2);
+  EXPECT_EQ(ev["report_hash"].get<std::string>().size(), 32u);
+
+  replace_in(entry / "entry.yaml", "name: sw.page_faults, expect: {min: 7700, max: 8800}", "name: hw.cycles, expect: {min: 1}");
+  CliRun hw = temper_cmd({"kb", "--kb", dir.path().string(), "certify", id, "--quiet"});
+  ASSERT_EQ(hw.exit_code, 0) << hw.output;
+  j = nlohmann::json::parse(temper_cmd({"kb", "--kb", dir.path().string(), "show", id, "--json"}).output);
+  ASSERT_EQ(j["evidence"].size(), 2u);
+  const auto& cycles = j["evidence"][1];
+  if (cycles["outcome"] == "ambiguous") {
+    // No hardware counters here: not measurable, so neither confirmed nor refuted.
+    EXPECT_EQ(j["status"], "proposed");
+    EXPECT_EQ(cycles["reason"].get<std::string>().rfind("unsupported here: hw.cycles", 0), 0u) << cycles.dump(2);
+    EXPECT_NE(cycles["figures"]["unsupported"].get<std::string>().find("perf_event_open"), std::string::npos) << cycles.dump(2);
+  } else {
+    EXPECT_EQ(cycles["outcome"], "certified") << cycles.dump(2);
+    EXPECT_GT(cycles["figures"]["lo"].get<double>(), 1);
+  }
+}

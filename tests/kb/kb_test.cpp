@@ -249,7 +249,9 @@ TEST(KbCertify, MeasureFigureIntervalAgainstAcceptedRange) {
   // Too few samples for an interval.
   kb::ProbeOutcome few;
   few.work = 64e6;
-  few.jobs.push_back({false, 1, 0, 0, "", {2e-3, 2e-3, 2e-3}});
+  kb::ProbeJob three;
+  three.seconds = {2e-3, 2e-3, 2e-3};
+  few.jobs.push_back(three);
   EXPECT_EQ(kb::decide(entry, few).outcome, "ambiguous");
   auto iv = kb::figure_interval(outcome_at(2e-3, 0.01).jobs[0].seconds, 64e6, 1e9);
   ASSERT_TRUE(iv);
@@ -287,21 +289,144 @@ TEST(KbCertify, ProbeErrorsLeaveTheEntryAlone) {
   EXPECT_EQ(*util::read_file(e / "entry.yaml"), before);
 }
 
-TEST(KbCertify, MetricProbesNeedTheProfilingModule) {
+TEST(KbEntry, MetricProbeSchema) {
   util::TempDir dir;
-  fs::path e = copy_entry(dir.path(), "bw-read-1t");
-  std::string yaml = *util::read_file(e / "entry.yaml");
-  yaml.replace(yaml.find("  kind: measure"), std::string("  kind: measure").size(), "  kind: metric");
-  auto fig = yaml.find("  figure:");
-  yaml.erase(fig, yaml.find("status:") - fig);
-  yaml.insert(yaml.find("status:"), "  metric: {name: l1d_miss_rate, expect: {max: 0.05}}\n");
-  ASSERT_TRUE(util::write_file_atomic(e / "entry.yaml", yaml));
-  auto p = kb::load_entry(e);
-  ASSERT_TRUE(p.entry) << problems_text(p);
-  EXPECT_EQ(p.entry->probe.kind, kb::ProbeKind::Metric);
-  auto r = kb::JudgeProbeRunner({}, util::default_process_runner()).run(*p.entry);
-  ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("metric probes need the profiling module"), std::string::npos);
+  fs::path e = copy_entry(dir.path(), "first-touch-4k-faults");
+  fs::path file = e / "entry.yaml";
+  {
+    auto p = kb::load_entry(e);
+    ASSERT_TRUE(p.entry) << problems_text(p);
+    EXPECT_EQ(p.entry->probe.kind, kb::ProbeKind::Metric);
+    EXPECT_EQ(p.entry->probe.metric.name, "sw.page_faults");
+    EXPECT_EQ(p.entry->probe.calls, 20);
+    EXPECT_EQ(p.entry->to_json("x")["probe"]["calls"], 20);
+  }
+  replace_line(file, "  metric:", "  metric: {name: sw.page_fault, expect: {min: 1}}");
+  replace_line(file, "  calls:", "  calls: 3");
+  replace_line(file, "  cache:", "  cache: warm\n  cap_s: 2\n  accept: {min: 1}");
+  const std::string text = problems_text(kb::load_entry(e));
+  EXPECT_NE(text.find("'sw.page_fault' is not a metric temper measures (did you mean sw.page_faults?)"), std::string::npos) << text;
+  EXPECT_NE(text.find("probe.calls must be 6 to 1000"), std::string::npos) << text;
+  EXPECT_NE(text.find("a metric probe profiles cold calls"), std::string::npos) << text;
+  EXPECT_NE(text.find("probe.cap_s does not belong to a metric probe"), std::string::npos) << text;
+  EXPECT_NE(text.find("probe.accept does not belong to a metric probe"), std::string::npos) << text;
+  // A speedup needs two kernels.
+  fs::path e2 = copy_entry(dir.path() / "b", "first-touch-4k-faults");
+  replace_line(e2 / "entry.yaml", "  metric:", "  metric: {name: time.speedup, expect: {min: 1}}");
+  EXPECT_NE(problems_text(kb::load_entry(e2)).find("write a paired probe"), std::string::npos);
+}
+
+namespace {
+
+// A metric probe's outcome: per job, the per-call values (or none: a value only).
+kb::ProbeOutcome metric_jobs(std::vector<std::vector<double>> calls, std::optional<double> value = std::nullopt) {
+  kb::ProbeOutcome o;
+  for (auto& c : calls) {
+    kb::ProbeJob j;
+    j.metric_samples = c;
+    j.metric_value = value ? *value : (c.empty() ? 0 : c[c.size() / 2]);
+    o.jobs.push_back(j);
+  }
+  o.report_hash = "feed01";
+  o.note = "fake profiler";
+  return o;
+}
+
+std::vector<double> around(double center, double spread, int n = 20) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(center + spread * ((i % 5) - 2) / 2.0);
+  return v;
+}
+
+} // namespace
+
+TEST(KbCertify, MetricDecisionsFromAFakeProfiler) {
+  util::TempDir dir;
+  fs::path e = copy_entry(dir.path(), "first-touch-4k-faults"); // sw.page_faults in [15500, 17500]
+  const kb::TargetFingerprint here = zen5();
+  kb::ProbeOutcome unsupported;
+  kb::ProbeJob uj;
+  uj.metric_unsupported = "perf_event_open(software sw.page_faults) failed: ENOENT";
+  unsupported.jobs.push_back(uj);
+  unsupported.report_hash = "feed01";
+  struct Case {
+    kb::ProbeOutcome outcome;
+    std::string want;
+    kb::EntryStatus status;
+    std::string reason;
+  } cases[] = {
+      {metric_jobs({around(16390, 4), around(16388, 6)}), "certified", kb::EntryStatus::Certified, "lies inside the expected [15500, 17500]"},
+      {metric_jobs({around(33, 2), around(34, 2)}), "refuted", kb::EntryStatus::Refuted, "lies entirely outside"},
+      // The calls spread across the upper bound: the interval of the median straddles it.
+      {metric_jobs({around(17500, 400), around(17450, 400)}), "ambiguous", kb::EntryStatus::Proposed, "straddles a bound"},
+      {metric_jobs({{16390, 16391, 16392}}), "ambiguous", kb::EntryStatus::Proposed, "too few calls"},
+      {unsupported, "ambiguous", kb::EntryStatus::Proposed, "unsupported here: sw.page_faults cannot be measured on this machine: perf_event_open"},
+  };
+  for (const auto& c : cases) {
+    kb::Entry entry = *kb::load_entry(e).entry;
+    FakeRunner runner(c.outcome);
+    auto r = kb::certify(entry, runner, here, true);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->decision.outcome, c.want) << r->decision.reason;
+    EXPECT_NE(r->decision.reason.find(c.reason), std::string::npos) << r->decision.reason;
+    EXPECT_EQ(r->new_status, c.status);
+    kb::Entry back = *kb::load_entry(e).entry;
+    EXPECT_EQ(back.status, c.status);
+    ASSERT_FALSE(back.evidence.empty());
+    const kb::Evidence& ev = back.evidence.back();
+    EXPECT_EQ(ev.fingerprint, here.id());
+    EXPECT_EQ(ev.outcome, c.want);
+    EXPECT_EQ(ev.report_hash, "feed01");
+    EXPECT_EQ(ev.figures["name"], "sw.page_faults");
+    EXPECT_EQ(ev.figures["unit"], "count");
+  }
+  // The certified run's evidence names the figure and its interval over all the calls.
+  kb::Entry entry = *kb::load_entry(e).entry;
+  const nlohmann::json& f = entry.evidence.front().figures;
+  EXPECT_EQ(f["calls"], 40);
+  EXPECT_GE(f["lo"].get<double>(), 16380);
+  EXPECT_LE(f["hi"].get<double>(), 16400);
+  EXPECT_EQ(f["protocol"], "fake profiler");
+  EXPECT_TRUE(entry.evidence.back().figures.contains("unsupported"));
+}
+
+TEST(KbCertify, DeterministicMetricsAreDecidedOnTheirValue) {
+  util::TempDir dir;
+  fs::path e = copy_entry(dir.path(), "first-touch-4k-faults");
+  kb::Entry entry = *kb::load_entry(e).entry;
+  EXPECT_TRUE(kb::deterministic_metric("static.vec512_ops"));
+  EXPECT_TRUE(kb::deterministic_metric("cg.D1mr"));
+  EXPECT_FALSE(kb::deterministic_metric("sw.page_faults"));
+  EXPECT_FALSE(kb::deterministic_metric("time.median_us"));
+  entry.probe.metric.name = "cg.D1mw";
+  entry.probe.metric.expect = {std::nullopt, 1000.0};
+  // One value per job, no per-call values: the value decides, even from two jobs that agree.
+  EXPECT_EQ(kb::decide(entry, metric_jobs({{}, {}}, 262144.0)).outcome, "refuted");
+  kb::Decision in = kb::decide(entry, metric_jobs({{}, {}}, 12.0));
+  EXPECT_EQ(in.outcome, "certified") << in.reason;
+  EXPECT_NE(in.reason.find("deterministic"), std::string::npos) << in.reason;
+  // Jobs that disagree across the bound leave it open.
+  kb::ProbeOutcome split = metric_jobs({{}, {}}, 900.0);
+  split.jobs[1].metric_value = 1100.0;
+  EXPECT_EQ(kb::decide(entry, split).outcome, "ambiguous");
+  // The interval of a median from per-call values, raw (zeros allowed).
+  auto iv = kb::median_interval({0, 0, 0, 1, 0, 0, 0, 2, 0, 0});
+  ASSERT_TRUE(iv);
+  EXPECT_EQ(iv->value, 0);
+  EXPECT_FALSE(kb::median_interval({1, 2, 3}));
+}
+
+TEST(KbCertify, MetricProbeOnAMissingKernelIsAnError) {
+  util::TempDir dir;
+  fs::path e = copy_entry(dir.path(), "first-touch-4k-faults");
+  kb::Entry entry = *kb::load_entry(e).entry;
+  const std::string before = *util::read_file(e / "entry.yaml");
+  fs::remove(e / "probe" / "kernel.cpp");
+  kb::JudgeRunnerOptions o;
+  o.progress = false;
+  kb::JudgeProbeRunner runner(o, util::default_process_runner());
+  EXPECT_FALSE(kb::certify(entry, runner, zen5(), true));
+  EXPECT_EQ(*util::read_file(e / "entry.yaml"), before);
 }
 
 TEST(KbStale, CertifiedOnAnotherFingerprintIsStale) {

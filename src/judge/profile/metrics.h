@@ -48,7 +48,8 @@ struct MetricValue {
 };
 
 // The measured metrics of one kernel artifact on one case, plus attachments that are not
-// numbers (the compiler's vectorization remarks, collector settings).
+// numbers (the compiler's vectorization remarks, collector settings, and "per_call": for a metric
+// that is the median over the profiled calls (time.median_us, sw.*, hw.*), the calls' values).
 class MetricSet {
 public:
   // Only registered names may be set; anything else is a programming error caught by tests.

@@ -124,6 +124,7 @@ void ProcessCounters::add_metrics(
     const std::vector<std::pair<std::vector<std::optional<uint64_t>>, std::vector<std::optional<uint64_t>>>>& calls,
     MetricSet& out) const {
   std::optional<double> cycles, instructions;
+  std::vector<double> cycle_calls, instruction_calls;
   for (size_t k = 0; k < m_counters.size(); ++k) {
     const Counter& c = m_counters[k];
     if (c.fd < 0) {
@@ -142,11 +143,23 @@ void ProcessCounters::add_metrics(
     }
     double m = median(deltas);
     out.set(c.metric, m);
-    if (c.metric == "hw.cycles") cycles = m;
-    if (c.metric == "hw.instructions") instructions = m;
+    out.attachments()["per_call"][c.metric] = deltas;
+    if (c.metric == "hw.cycles") {
+      cycles = m;
+      cycle_calls = deltas;
+    }
+    if (c.metric == "hw.instructions") {
+      instructions = m;
+      instruction_calls = deltas;
+    }
   }
   if (cycles && instructions && *cycles > 0) {
     out.set("hw.ipc", *instructions / *cycles);
+    std::vector<double> ipc;
+    for (size_t k = 0; k < cycle_calls.size() && k < instruction_calls.size(); ++k) {
+      if (cycle_calls[k] > 0) ipc.push_back(instruction_calls[k] / cycle_calls[k]);
+    }
+    out.attachments()["per_call"]["hw.ipc"] = ipc;
   } else {
     const MetricValue* cy = out.find("hw.cycles");
     out.unsupported("hw.ipc", cy && !cy->supported() ? cy->reason : "needs hw.cycles and hw.instructions");

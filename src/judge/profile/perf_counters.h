@@ -27,7 +27,9 @@ public:
   std::vector<std::optional<uint64_t>> read() const;
 
   // Adds per-call metrics from pairs of readings (before, after): the median over calls for every
-  // counter, hw.ipc from cycles and instructions, and the reasons for the unsupported ones.
+  // counter, hw.ipc from cycles and instructions, and the reasons for the unsupported ones. The
+  // per-call values themselves go to attachments()["per_call"][metric] (kb metric probes put an
+  // interval on their median).
   void add_metrics(const std::vector<std::pair<std::vector<std::optional<uint64_t>>, std::vector<std::optional<uint64_t>>>>& calls,
                    MetricSet& out) const;
 

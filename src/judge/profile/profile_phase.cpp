@@ -52,6 +52,8 @@ void use_paired_timing(const CaseResult& r, MetricSet& cand, std::optional<Metri
     m.set("time.rel_spread", s.rel_spread);
     m.set("time.samples", s.n);
     m.attachments()["time_source"] = "paired timing, first measurement job";
+    // The profile's own call times no longer back time.median_us.
+    if (m.attachments().contains("per_call")) m.attachments()["per_call"].erase("time.median_us");
   };
   put(cand, p.candidate.stats);
   cand.set("time.speedup", r.timing->speedup);
