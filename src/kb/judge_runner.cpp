@@ -78,6 +78,7 @@ Expected<ProbeOutcome> JudgeProbeRunner::run_metric(const Entry& entry) {
   }
   out.note = fmt::format("judge correctness check + profile phase, {} cold call(s) per job in a fresh worker, {} measurement + {} confirmation job(s)",
                          p.calls, p.jobs, p.jobs);
+  if (static_cast<int>(out.jobs.size()) < jobs) out.note += fmt::format("; stopped after {} job(s): the metric is not measurable here", out.jobs.size());
   return out;
 }
 
