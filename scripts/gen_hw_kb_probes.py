@@ -610,13 +610,15 @@ entry(id="first-touch-4k-faults", title="A fresh large temporary faults once per
       mechanism="glibc serves requests above 32 MiB with a fresh anonymous mmap and unmaps it on free, so every call starts from unmapped memory; the kernel maps an anonymous page on its first touch, one 4 KiB page per fault, and zeroes it. With /sys/kernel/mm/transparent_hugepage/enabled set to madvise, an ordinary allocation never gets 2 MiB pages. Each fault is a trap into the kernel (more expensive in a VM), paid on every call.",
       usage="Do not allocate large temporaries inside the timed kernel: reuse a buffer allocated once (a static scratch sized on first use), or fuse the stages so no temporary is needed; if a large temporary is unavoidable, map it with MADV_HUGEPAGE (see thp-madvise-2m-faults).",
       family="KbAxpb", shapes=["[16777216]"], dtypes="[float32]", attrs="{a: 1.5, b: 0.25}", vrange="[-1, 1]", threads=1,
-      kind="metric", kernel=("kernel.cpp", k_staged(False)), metric=("sw.page_faults", "{min: 15500, max: 17500}"), calls=20, cache="cold")
+      kind="metric", kernel=("kernel.cpp", k_staged(False)), metric=("sw.page_faults", "{min: 15500, max: 17500}"), calls=20, cache="cold",
+      measured="16385 faults per call in every one of 40 calls after each worker's first; the staged kernel took 64-84 ms per cold call, against 10.5-13 ms with the huge-page temporary of thp-madvise-2m-faults.")
 entry(id="thp-madvise-2m-faults", title="MADV_HUGEPAGE makes a temporary fault once per 2 MiB", tags=["memory", "os", "page-faults", "huge-pages"],
       claim="Mapping the same 64 MiB per-call temporary 2 MiB-aligned with madvise(MADV_HUGEPAGE) cuts its first-touch page faults from 16384 to about 32, one per 2 MiB huge page (at most 100 counted per call).",
       mechanism="With transparent huge pages in madvise mode, a region marked MADV_HUGEPAGE gets a 2 MiB page on its first fault when the kernel finds (or compacts) 2 MiB of free contiguous memory; one fault then maps 512 small pages' worth. Only 2 MiB-aligned parts of the region can get huge pages, hence the aligned mapping.",
       usage="For a large buffer a kernel must map itself (a per-call temporary, a workspace allocated on first use), mmap it 2 MiB-aligned and madvise(MADV_HUGEPAGE) before touching it: 512x fewer faults, and fewer TLB misses on the walks over it afterwards.",
       family="KbAxpb", shapes=["[16777216]"], dtypes="[float32]", attrs="{a: 1.5, b: 0.25}", vrange="[-1, 1]", threads=1,
-      kind="metric", kernel=("kernel.cpp", k_staged(True)), metric=("sw.page_faults", "{max: 100}"), calls=20, cache="cold")
+      kind="metric", kernel=("kernel.cpp", k_staged(True)), metric=("sw.page_faults", "{max: 100}"), calls=20, cache="cold",
+      measured="32 faults per call; the staged kernel took 10.5-13 ms per cold call against 64-84 ms with the ordinary allocation of first-touch-4k-faults.")
 
 
 # ---------------------------------------------------------------- other targets (proposed only)
@@ -779,6 +781,7 @@ def main():
         kind_text = {"measure": "a measure probe: the judge times `probe/kernel.cpp` (against itself, both arms sampled) and the figure is work / time",
                      "paired": "a paired probe: the judge times `probe/b.cpp` (candidate) against `probe/a.cpp` (reference) in ABBA rounds with confirmation jobs",
                      "metric": f"a metric probe: in each job the judge checks `probe/kernel.cpp` and its profile phase runs it for {e.get('calls')} cold calls in a fresh worker; the decision is the 95% interval of the median of `{e.get('metric', ('',))[0]}` over the calls against the expected range"}[e["kind"]]
+        measured = f"\n**Measured here** (2026-12-03, fingerprint e2c1a79cc4b1e58b). {e['measured']}\n" if e.get("measured") else ""
         write(os.path.join(d, "README.md"), f"""# {e['title']}
 
 **Claim.** {claim}
@@ -792,7 +795,7 @@ golden.cpp), so the micro-kernels are checked for correctness before they are {"
 
     build/temper kb show {e['id']}
     build/temper kb certify {e['id']}
-
+{measured}
 Status and evidence live in `entry.yaml` (written by `temper kb certify`).
 """)
     print(f"wrote {len(ENTRIES) + len(OTHER)} entries under {ROOT}")
