@@ -37,6 +37,7 @@ struct KernelBackend {
   std::string clock;                      // MeasurementProtocol::clock; empty: the CPU default
   std::string protocol_compiler;          // MeasurementProtocol::compiler; empty: the compiler's version
   size_t flush_bytes = 0;                 // default cold-cache buffer; 0: the host's default
+  bool device_profiles = false;           // pypto --time device: workers get a profile root (WorkerOptions)
 };
 
 struct BackendRequest {
