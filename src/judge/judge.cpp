@@ -376,6 +376,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     tc.worker_args = backend.worker_args;
     tc.worker_env = backend.worker_env;
     tc.device_profiles = backend.device_profiles;
+    if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
     if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
     if (!backend.protocol_compiler.empty()) {
       // The arms run source in a runner, not builds of the compiler: the protocol names the runner.

@@ -29,6 +29,7 @@ Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::Process
     b.worker_env = pypto_worker_environment();
     b.builds_kernels = false;
     b.device_profiles = launch.device_profiles();
+    if (b.device_profiles) b.max_warmup_calls = 3;
     b.clock = launch.time_kind == "simulated" ? "PyPTO cost model (simulated)"
               : launch.device_profiles()      ? "NPU profiler: the call's kernel Duration(us) summed (torch_npu kernel_details.csv)"
                                               : "host wall clock around the call, in the runner";
