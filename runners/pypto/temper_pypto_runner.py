@@ -208,15 +208,14 @@ class Runner:
         if not self.profile_root or not os.path.isdir(self.profile_root):
             raise HarnessError(f"device time needs --profile-root, an existing directory (got '{self.profile_root}')")
         try:
-            from torch_npu import profiler
+            from torch_npu import profiler as p
+            # As CANN-Bench's KernelDetailsStrategy: Level1, PipeUtilization, text (CSV) export.
+            config = {"profiler_level": p.ProfilerLevel.Level1, "aic_metrics": p.AiCMetrics.PipeUtilization}
+            if hasattr(p, "ExportType"):  # older torch_npu exports text only and has no export_type
+                config["export_type"] = p.ExportType.Text
+            self.profiler, self.profiler_config = p, p._ExperimentalConfig(**config)
         except Exception as e:
             raise HarnessError(f"device time needs torch_npu's profiler ({type(e).__name__}: {e})")
-        p = profiler
-        # As CANN-Bench's KernelDetailsStrategy: Level1, PipeUtilization, text (CSV) export.
-        config = {"profiler_level": p.ProfilerLevel.Level1, "aic_metrics": p.AiCMetrics.PipeUtilization}
-        if hasattr(p, "ExportType"):  # older torch_npu exports text only and has no export_type
-            config["export_type"] = p.ExportType.Text
-        self.profiler, self.profiler_config = p, p._ExperimentalConfig(**config)
 
     # --- RUN ----------------------------------------------------------------------------------
     def profiled_call(self, args):
