@@ -195,6 +195,18 @@ TEST(PyptoE2E, AnUnusableExportIsARuntimeError) {
   }
 }
 
+// Without a torch_npu to profile with, device time is temper's setup problem (exit 2), not the
+// candidate's verdict.
+TEST(PyptoE2E, DeviceTimeWithoutTorchNpuIsASetupError) {
+  if (!have_python3()) GTEST_SKIP() << "no python3 here";
+  if (std::system("python3 -c 'import torch_npu' >/dev/null 2>&1") == 0) GTEST_SKIP() << "python3 has torch_npu";
+  util::TempDir empty("temper-pypto-nopath");
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "plain", {"--cases", "1", "--pypto-time", "device", "--pypto-python", "python3"},
+                     kFixtures / "swi_glu_small", {{"PYTHONPATH", empty.path().string()}});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("device time needs torch_npu's profiler"), std::string::npos) << r.output;
+}
+
 TEST(PyptoE2E, SimModeTakesNoPyptoTime) {
   PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "sim", {"--pypto-time", "device"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
