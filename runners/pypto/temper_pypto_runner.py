@@ -8,14 +8,18 @@ between calls. It loads a candidate in CANN-Bench's PyPTO layout (a host wrapper
 operator that dispatches to JIT kernels per rank and dtype class), calls the wrapper on the
 arena's inputs, and writes its outputs back into the arena.
 
-Before each DONE it sends one RUN_INFO frame (type 17): the time kind ("host", "simulated"), the
-compile seconds of this call (the first call on a new signature compiles; the runner then calls
-again so the timed call is a warm one), the host wall seconds and whether the outputs hold
-values (PyPTO's RunMode.SIM is a cost model and computes none).
+Before each DONE it sends one RUN_INFO frame (type 17): the time kind ("host", "simulated",
+"device"), the compile seconds of this call (the first call on a new signature compiles; the
+runner then calls again so the timed call is a warm one), the host wall seconds, whether the
+outputs hold values (PyPTO's RunMode.SIM is a cost model and computes none) and, with "device",
+the directory where torch_npu's profiler exported the timed call (under --profile-root): the
+judge reads the kernel time from its kernel_details.csv and deletes it.
 
-Usage: temper_pypto_runner.py --entry NAME --mode sim|npu|plain --protocol 2
+Usage: temper_pypto_runner.py --entry NAME --mode sim|npu|plain [--time device|host]
+                              [--profile-root DIR] --protocol 3
   plain: call the wrapper without PyPTO or torch: inputs are ArenaTensor views (stand-in
   modules, tests, standard-library Python references).
+  --time device: profile each timed call with torch_npu.profiler (npu mode's default).
 Standard library only; in sim and npu modes inputs are torch tensors (PyPTO needs torch).
 """
 
@@ -90,8 +94,10 @@ class ArenaTensor:
 
 
 class Runner:
-    def __init__(self, entry, mode):
+    def __init__(self, entry, mode, time_kind, profile_root):
         self.entry_name, self.mode = entry, mode
+        self.time_kind = "simulated" if mode == "sim" else time_kind
+        self.profile_root, self.profiles = profile_root, 0
         self.cmd = os.fdopen(CMD_FD, "rb", buffering=0)
         self.reply = os.fdopen(REPLY_FD, "wb", buffering=0)
         self.torch = None
@@ -156,6 +162,8 @@ class Runner:
         except OSError as e:
             raise HarnessError(f"cannot map the arena (fd {ARENA_FD}, {arena_size} bytes): {e}")
         self.setup_mode()
+        if self.time_kind == "device":
+            self.setup_profiler()
         per_set = len(inputs) // max(1, self.input_sets)
         self.inputs = [[self.view(t) for t in inputs[s * per_set:(s + 1) * per_set]] for s in range(self.input_sets)]
         self.outputs = [self.view(t) for t in outputs]
@@ -196,7 +204,31 @@ class Runner:
         else:
             self.torch = None  # plain: standard-library views (ArenaTensor), whatever is installed
 
+    def setup_profiler(self):
+        if not self.profile_root or not os.path.isdir(self.profile_root):
+            raise HarnessError(f"device time needs --profile-root, an existing directory (got '{self.profile_root}')")
+        try:
+            from torch_npu import profiler as p
+            # As CANN-Bench's KernelDetailsStrategy: Level1, PipeUtilization, text (CSV) export.
+            config = {"profiler_level": p.ProfilerLevel.Level1, "aic_metrics": p.AiCMetrics.PipeUtilization}
+            if hasattr(p, "ExportType"):  # older torch_npu exports text only and has no export_type
+                config["export_type"] = p.ExportType.Text
+            self.profiler, self.profiler_config = p, p._ExperimentalConfig(**config)
+        except Exception as e:
+            raise HarnessError(f"device time needs torch_npu's profiler ({type(e).__name__}: {e})")
+
     # --- RUN ----------------------------------------------------------------------------------
+    def profiled_call(self, args):
+        """The timed call under torch_npu's profiler, exported into a fresh directory of its own."""
+        self.profiles += 1
+        out = os.path.join(self.profile_root, f"call_{self.profiles:06d}")
+        os.mkdir(out)
+        p = self.profiler
+        with p.profile(activities=[p.ProfilerActivity.NPU], on_trace_ready=p.tensorboard_trace_handler(out),
+                       experimental_config=self.profiler_config):
+            result, wall_ns = self.call(args)
+        return result, wall_ns, out
+
     def call(self, args):
         if self.mode == "npu":
             self.torch.npu.synchronize()
@@ -217,24 +249,30 @@ class Runner:
             _, first_ns = self.call(args)
             self.signatures.add(key)
             compile_ns = first_ns
-        result, wall_ns = self.call(args)
+        profile = ""
+        if self.time_kind == "device":
+            result, wall_ns, profile = self.profiled_call(args)
+        else:
+            result, wall_ns = self.call(args)
         compile_ns = max(0, compile_ns - wall_ns)
+        # DONE carries the host wall time; with "device" the judge replaces it by the profile's.
+        kind = "host" if self.time_kind == "simulated" else self.time_kind
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         if len(results) != len(self.outputs):
-            return 1, f"the wrapper returned {len(results)} output(s), the task has {len(self.outputs)}", compile_ns, wall_ns, wall_ns, "host", True
+            return 1, f"the wrapper returned {len(results)} output(s), the task has {len(self.outputs)}", compile_ns, wall_ns, wall_ns, kind, True, profile
         for k, (got, want) in enumerate(zip(results, self.outputs)):
             why = self.store(k, got, want)
             if why:
-                return 1, why, compile_ns, wall_ns, wall_ns, "host", True
+                return 1, why, compile_ns, wall_ns, wall_ns, kind, True, profile
         if self.mode == "npu":
             for dev, host in zip(args, host_in):
                 host.copy_(dev.cpu())  # a kernel that wrote its inputs shows in the arena
         if self.mode == "sim":
             sim_ns = simulated_ns(self.workdir)
             if sim_ns is None:
-                return 1, "RunMode.SIM left no cost-model report (_simulate.stat.report.txt)", compile_ns, wall_ns, wall_ns, "simulated", False
-            return 0, "", compile_ns, wall_ns, sim_ns, "simulated", False
-        return 0, "", compile_ns, wall_ns, wall_ns, "host", True
+                return 1, "RunMode.SIM left no cost-model report (_simulate.stat.report.txt)", compile_ns, wall_ns, wall_ns, "simulated", False, ""
+            return 0, "", compile_ns, wall_ns, sim_ns, "simulated", False, ""
+        return 0, "", compile_ns, wall_ns, wall_ns, kind, True, profile
 
     def store(self, k, got, want):
         shape = tuple(getattr(got, "shape", ()))
@@ -291,10 +329,12 @@ class Runner:
                 self.send(frame(FLUSHED))
             elif t == RUN:
                 try:
-                    status, msg, compile_ns, wall_ns, ns, kind, valid = self.run(payload)
+                    status, msg, compile_ns, wall_ns, ns, kind, valid, profile = self.run(payload)
                 except BaseException:
-                    status, msg, compile_ns, wall_ns, ns, kind, valid = 1, short_trace(), 0, 0, 0, "host", True
+                    status, msg, compile_ns, wall_ns, ns, kind, valid, profile = 1, short_trace(), 0, 0, 0, "host", True, ""
                 info = pack_str(kind) + struct.pack("=qqB", compile_ns, wall_ns, 1 if valid else 0)
+                if profile:  # a trailing field, only with device time (src/backend/protocol.h)
+                    info += pack_str(profile)
                 self.send(frame(RUN_INFO, info))
                 # Version 3's DONE also carries the thread CPU time; the runner's arms are timed by the
                 # clock the backend names in the protocol (never thread_cpu), so it sends 0.
@@ -412,9 +452,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--entry", required=True)
     p.add_argument("--mode", choices=["sim", "npu", "plain"], default="plain")
+    p.add_argument("--time", choices=["device", "host"], default="host")
+    p.add_argument("--profile-root", default="")
     p.add_argument("--protocol", type=int, default=PROTOCOL_VERSION)
     a = p.parse_args()
-    Runner(a.entry, a.mode).serve()
+    Runner(a.entry, a.mode, a.time, a.profile_root).serve()
 
 
 if __name__ == "__main__":

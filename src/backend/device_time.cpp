@@ -157,6 +157,9 @@ Expected<DeviceTime> parse_device_time(std::string_view csv_text, const DeviceTi
     } else if (c.step >= 0) {
       if (steps.empty() || steps.back().front().step != row.step) steps.emplace_back();
       steps.back().push_back(std::move(row));
+    } else if (opt.whole_file_is_one_step) {
+      if (steps.empty()) steps.emplace_back();
+      steps.back().push_back(std::move(row));
     } else if (out.format == ProfileFormat::OpBasicInfo) {
       steps.push_back({std::move(row)});
     } else {
@@ -164,10 +167,17 @@ Expected<DeviceTime> parse_device_time(std::string_view csv_text, const DeviceTi
                   fmt::join(opt.delimiter_tokens, " or "));
     }
   }
-  out.step_rule = any_delimiter ? "cache-clean delimiters" : c.step >= 0 ? "Step Id" : "one row per launch";
+  out.step_rule = any_delimiter              ? "cache-clean delimiters"
+                  : c.step >= 0                ? "Step Id"
+                  : opt.whole_file_is_one_step ? "one call per file"
+                                               : "one row per launch";
 
   // A delimiter after the last step (the harness cleans once more) leaves an empty step behind.
   while (!steps.empty() && steps.back().empty() && any_delimiter) steps.pop_back();
+  if (steps.empty() && !any_delimiter && opt.whole_file_is_one_step) {
+    return fail("the profile holds no kernel of the counted task types ({}): the call ran nothing on the NPU's cores",
+                fmt::join(opt.kernel_types, ", "));
+  }
   if (steps.empty()) return fail("no timed step: the file has no kernel rows after the first cache-clean kernel");
   for (size_t s = 0; s < steps.size(); ++s) {
     if (steps[s].empty()) {

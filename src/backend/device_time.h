@@ -35,6 +35,9 @@ struct DeviceTimeOptions {
                                         "MIX_AIV",        "KERNEL_AIVEC", "KERNEL_AICORE",  "KERNEL_MIX_AIC",
                                         "KERNEL_MIX_AIV"};
   std::optional<int> expected_steps; // set: a different number of steps is an error
+  // The export holds exactly one timed call (temper's runner profiles each sample on its own):
+  // without delimiters or Step Id, all counted rows are that one step, instead of an error.
+  bool whole_file_is_one_step = false;
 };
 
 struct KernelTime {

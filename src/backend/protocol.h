@@ -113,14 +113,18 @@ struct DoneReply {
 };
 
 // What a runner that is not temper-worker adds about one call (runners/pypto): the kind of
-// DONE's kernel time ("host": wall clock around the call; "simulated": a cost model's estimate),
-// the seconds this call spent compiling (kept out of kernel_ns), the host wall time, and whether
-// the outputs hold computed values (PyPTO's RunMode.SIM writes none). temper-worker never sends it.
+// DONE's kernel time ("host": wall clock around the call; "simulated": a cost model's estimate;
+// "device": the NPU profiler's, read by the judge from `profile_dir`, DONE carrying the host
+// wall time), the seconds this call spent compiling (kept out of kernel_ns), the host wall time,
+// and whether the outputs hold computed values (PyPTO's RunMode.SIM writes none). temper-worker
+// never sends it. `profile_dir` is a trailing field sent only with "device": frames without it
+// decode as before, so the protocol version is unchanged.
 struct RunInfoReply {
   std::string time_kind;
   int64_t compile_ns = 0;
   int64_t wall_ns = 0;
   bool outputs_valid = true;
+  std::string profile_dir; // the profiler's output for this call, inside the runner's --profile-root
 };
 
 // The kernel attempted a system call the sandbox forbids; the call did not happen.
@@ -426,6 +430,7 @@ inline std::string encode(const RunInfoReply& r) {
   w.i64(r.compile_ns);
   w.i64(r.wall_ns);
   w.u8(r.outputs_valid ? 1 : 0);
+  if (!r.profile_dir.empty()) w.str(r.profile_dir);
   return w.finish();
 }
 
@@ -436,6 +441,7 @@ inline std::optional<RunInfoReply> decode_run_info(std::string_view payload) {
   i.compile_ns = r.i64();
   i.wall_ns = r.i64();
   i.outputs_valid = r.u8() != 0;
+  if (r.ok() && !r.at_end()) i.profile_dir = r.str();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return i;
 }

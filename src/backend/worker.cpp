@@ -1,5 +1,6 @@
 #include "backend/worker.h"
 
+#include "backend/device_profile.h"
 #include "backend/protocol.h"
 
 #include <fmt/format.h>
@@ -192,8 +193,9 @@ struct Worker::Impl {
   std::chrono::milliseconds call_timeout{};
   std::optional<CallResult> dead; // once set, every run() returns it
   std::string sandbox;            // LOADED's description of the worker's sandbox
+  ProfileRoot profile_root;       // WorkerOptions::device_profiles: the runner's export directory
 
-  ~Impl() { shutdown(); }
+  ~Impl() { shutdown(); } // the profile root goes after the runner has ended
 
   void append_output(const char* p, size_t n) {
     output_bytes += n;
@@ -583,6 +585,14 @@ std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions
   // which Python needs to find its prefix; it is the same for every worker of a judgement.
   std::vector<std::string> args{options.worker_args.empty() ? std::string("temper-worker") : exe};
   args.insert(args.end(), options.worker_args.begin(), options.worker_args.end());
+  ProfileRoot profile_root;
+  if (options.device_profiles) {
+    auto root = ProfileRoot::create();
+    if (!root) return harness(root.error().message);
+    profile_root = std::move(*root);
+    args.push_back("--profile-root");
+    args.push_back(profile_root.path().string());
+  }
   args.push_back("--protocol");
   args.push_back(std::to_string(proto::kVersion));
   std::vector<char*> argv;
@@ -597,6 +607,7 @@ std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions
 
   auto impl = std::make_unique<Impl>();
   impl->pid = pid;
+  impl->profile_root = std::move(profile_root);
   impl->cmd = std::move(cmd_ours);
   impl->reply = std::move(reply_ours);
   impl->out = std::move(out_ours);
@@ -678,7 +689,24 @@ CallResult Worker::run(int set) {
     r.wall_seconds = static_cast<double>(info->wall_ns) * 1e-9;
     r.outputs_valid = info->outputs_valid;
   }
-  if (done->status == 0) {
+  // A device-timed call: its kernel time is in the profiler's export, which is read (and
+  // deleted) even when the call failed. An export that is missing or malformed fails the call.
+  std::optional<std::string> profile_failure;
+  if (info && (info->time_kind == "device" || !info->profile_dir.empty())) {
+    Expected<DeviceTime> t = w.profile_root.path().empty()
+                                 ? Expected<DeviceTime>(fail("the runner sent a device-timed call, but it was given no profile directory"))
+                                 : take_call_profile(w.profile_root.path(), info->profile_dir);
+    if (t) {
+      r.kernel_seconds = t->elapsed_us * 1e-6;
+      for (const KernelTime& k : t->kernels) r.device_kernels += k.launches;
+    } else {
+      profile_failure = "device time: " + t.error().message;
+    }
+  }
+  if (done->status == 0 && profile_failure) {
+    r.outcome = CallOutcome::KernelError;
+    r.message = std::move(*profile_failure);
+  } else if (done->status == 0) {
     r.outcome = CallOutcome::Ok;
     r.message = std::move(done->message);
   } else {

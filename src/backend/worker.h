@@ -29,6 +29,10 @@ struct WorkerOptions {
   std::vector<std::pair<std::string, core::AttrValue>> attrs;
   size_t flush_bytes = 0;            // cold-cache buffer for flush(); 0: flush() does nothing
   std::vector<int> cpus;             // CPU affinity; empty: inherit temper's
+  // The runner times calls on the NPU's profiler (runners/pypto --time device): it gets
+  // "--profile-root DIR", a private directory for its exports, removed with the worker; a call
+  // whose RUN_INFO names an export there gets its kernel time from it (device_profile.h).
+  bool device_profiles = false;
 };
 
 // The whole environment a worker gets ("NAME=value"), whatever temper's own: fixed, the same
@@ -63,9 +67,11 @@ struct CallResult {
   double cpu_seconds = 0;      // the worker thread's CPU time around the same call
   double round_trip_seconds = 0; // measured by the judge around the command
   // From a runner's RUN_INFO (protocol.h); temper-worker's calls keep these defaults.
-  std::string time_kind = "host";  // what kernel_seconds is: host wall clock, or "simulated"
+  std::string time_kind = "host";  // what kernel_seconds is: host wall clock, "simulated", or
+                                   // "device" (the NPU profiler's kernel time of the call)
   double compile_seconds = 0;      // JIT compile this call paid, not in kernel_seconds
   double wall_seconds = 0;         // the runner's host wall time of the call (0: not reported)
+  int device_kernels = 0;          // "device": kernel launches the profiler counted in the call
   bool outputs_valid = true;       // false: the outputs hold no computed values (RunMode.SIM)
 
   bool ok() const { return outcome == CallOutcome::Ok; }

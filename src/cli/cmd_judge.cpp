@@ -59,6 +59,10 @@ void add_backend_options(CLI::App* cmd, JudgeArgs& a) {
   cmd->add_option("--pypto-python", a.pypto_python, "pypto: the Python with pypto installed (default $TEMPER_PYPTO_PYTHON or python3)");
   cmd->add_option("--pypto-runner", a.pypto_runner, "pypto: the runner script (default: runners/pypto/temper_pypto_runner.py)");
   cmd->add_option("--pypto-entry", a.pypto.entry, "pypto: the host wrapper to call (default: the operator's schema name)");
+  cmd->add_option("--pypto-time", a.pypto.time,
+                  "pypto: what a sample's kernel time is: device (the NPU profiler's kernel_details.csv) or host (wall clock "
+                  "around the synchronized call); default device in npu mode, host in plain mode; sim mode is simulated")
+      ->check(CLI::IsMember({"device", "host"}));
 }
 
 int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {

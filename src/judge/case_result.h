@@ -73,7 +73,9 @@ struct CaseResult {
   std::optional<profile::CaseProfile> profile;
 
   double kernel_seconds = 0; // median over trials
-  std::string time_kind = "host"; // what kernel_seconds is: "host" wall clock, or "simulated" (PyPTO SIM)
+  std::string time_kind = "host"; // what kernel_seconds is: "host" wall clock, "simulated" (PyPTO SIM),
+                                  // or "device" (the NPU profiler's kernel time, PyPTO NPU)
+  double host_wall_seconds = 0;   // with "device": the median host wall time of the same calls
   double jit_compile_seconds = 0; // run-time (JIT) compile the backend reported, never in kernel_seconds
   double wall_seconds = 0;   // judge time spent on this case
 };

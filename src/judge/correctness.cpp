@@ -122,6 +122,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
   std::unique_ptr<backend::Worker> worker;
   std::vector<unsigned char> first_call_bytes;
   std::vector<double> kernel_times;
+  std::vector<double> wall_times; // the runner's host wall times, reported beside device time
   std::vector<std::pair<int, uint64_t>> passed_outputs; // (trial, hash of its output bytes)
   bool any_failed = false;
 
@@ -160,6 +161,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
       wo.worker_exe = config.worker_exe;
       wo.worker_args = config.worker_args;
       wo.worker_env = config.worker_env;
+      wo.device_profiles = config.device_profiles;
       wo.artifact = artifact;
       wo.threads = config.threads;
       wo.call_timeout = config.call_timeout;
@@ -216,6 +218,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
         continue;
       }
       kernel_times.push_back(r.kernel_seconds);
+      wall_times.push_back(r.wall_seconds);
       if (trial == 0) first_call_bytes = got_bytes;
 
       TrialSummary ts{trial, true, r.kernel_seconds, 0, 0};
@@ -285,6 +288,8 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
   if (!kernel_times.empty()) {
     std::sort(kernel_times.begin(), kernel_times.end());
     result.kernel_seconds = kernel_times[kernel_times.size() / 2];
+    std::sort(wall_times.begin(), wall_times.end());
+    if (result.time_kind == "device") result.host_wall_seconds = wall_times[wall_times.size() / 2];
   }
   if (result.status == CaseStatus::Passed && result.nondeterministic) {
     result.message = "passed, but two calls on the same inputs gave different bytes (nondeterministic)";

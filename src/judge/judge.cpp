@@ -345,6 +345,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   cc.worker_exe = worker_exe;
   cc.worker_args = backend.worker_args;
   cc.worker_env = backend.worker_env;
+  cc.device_profiles = backend.device_profiles;
   cc.threads = task.config.threads;
   cc.call_timeout = opt.call_timeout;
   cc.memory_limit_bytes = opt.memory_limit_bytes;
@@ -374,6 +375,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
                                          opt.memory_limit_bytes);
     tc.worker_args = backend.worker_args;
     tc.worker_env = backend.worker_env;
+    tc.device_profiles = backend.device_profiles;
+    if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
     if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
     if (!backend.protocol_compiler.empty()) {
       // The arms run source in a runner, not builds of the compiler: the protocol names the runner.

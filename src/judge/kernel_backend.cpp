@@ -28,13 +28,17 @@ Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::Process
     b.worker_args = launch.args;
     b.worker_env = pypto_worker_environment();
     b.builds_kernels = false;
-    b.clock = launch.mode == "sim" ? "PyPTO cost model (simulated)" : "host wall clock around the call, in the runner";
-    b.protocol_compiler = fmt::format("pypto runner ({} mode, {})", launch.mode, launch.exe.string());
+    b.device_profiles = launch.device_profiles();
+    if (b.device_profiles) b.max_warmup_calls = 3;
+    b.clock = launch.time_kind == "simulated" ? "PyPTO cost model (simulated)"
+              : launch.device_profiles()      ? "NPU profiler: the call's kernel Duration(us) summed (torch_npu kernel_details.csv)"
+                                              : "host wall clock around the call, in the runner";
+    b.protocol_compiler = fmt::format("pypto runner ({} mode, {} time, {})", launch.mode, launch.time_kind, launch.exe.string());
     b.facts = {{"name", "pypto"},
                {"mode", launch.mode},
                {"entry", launch.entry},
                {"python", launch.exe.string()},
-               {"time_kind", launch.mode == "sim" ? "simulated" : "host"}};
+               {"time_kind", launch.time_kind}};
     return b;
   }
   if (req.name != "cuda") return fail("unknown backend '{}' (known: cpu, cuda, pypto)", req.name);

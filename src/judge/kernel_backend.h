@@ -37,6 +37,11 @@ struct KernelBackend {
   std::string clock;                      // MeasurementProtocol::clock; empty: the CPU default
   std::string protocol_compiler;          // MeasurementProtocol::compiler; empty: the compiler's version
   size_t flush_bytes = 0;                 // default cold-cache buffer; 0: the host's default
+  bool device_profiles = false;           // pypto --time device: workers get a profile root (WorkerOptions)
+  // > 0: at most this many warm-up calls per arm. A device-timed call charges the cap its
+  // microseconds of kernel time while its profile costs seconds of wall time, so warmup_s alone
+  // would buy dozens of profiled calls; pypto's device time takes CANN-Bench's 3 warm-up steps.
+  int max_warmup_calls = 0;
 };
 
 struct BackendRequest {

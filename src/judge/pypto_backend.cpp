@@ -65,6 +65,16 @@ Expected<RunnerLaunch> pypto_launch(const PyptoOptions& o, const core::Operator&
   }
   RunnerLaunch l;
   l.mode = o.mode;
+  if (o.mode == "sim") {
+    if (!o.time.empty()) return fail("--pypto-time applies to npu and plain modes; sim mode's time is the cost model's estimate");
+    l.time_kind = "simulated";
+  } else if (o.time.empty()) {
+    l.time_kind = o.mode == "npu" ? "device" : "host";
+  } else if (o.time == "device" || o.time == "host") {
+    l.time_kind = o.time;
+  } else {
+    return fail("unknown PyPTO time '{}' (device or host)", o.time);
+  }
   l.entry = o.entry.empty() ? pypto_entry_name(op) : o.entry;
   std::string python = o.python.empty() ? env_or("TEMPER_PYPTO_PYTHON", "python3") : o.python.string();
   l.exe = on_path(python);
@@ -79,6 +89,7 @@ Expected<RunnerLaunch> pypto_launch(const PyptoOptions& o, const core::Operator&
     return fail("the PyPTO runner {} is missing; give --pypto-runner or set TEMPER_PYPTO_RUNNER", runner.string());
   }
   l.args = {runner.string(), "--entry", l.entry, "--mode", o.mode};
+  if (l.time_kind != "simulated") l.args.insert(l.args.end(), {"--time", l.time_kind});
   return l;
 }
 

@@ -19,6 +19,10 @@ struct PyptoOptions {
   std::filesystem::path python;             // default: $TEMPER_PYPTO_PYTHON, else python3 on PATH
   std::filesystem::path runner;             // default: $TEMPER_PYPTO_RUNNER, else the source tree's
   std::string entry;                        // host wrapper name; default: from the operator's schema
+  // What a sample's kernel time is: "device" (torch_npu's profiler, kernel_details.csv), "host"
+  // (wall clock around the synchronized call); empty: device in npu mode, host in plain mode.
+  // sim mode always reports the cost model's simulated time and takes neither.
+  std::string time;
 };
 
 struct RunnerLaunch {
@@ -26,6 +30,8 @@ struct RunnerLaunch {
   std::vector<std::string> args; // the runner script and its flags, before "--protocol N"
   std::string mode;
   std::string entry;
+  std::string time_kind; // of the samples: "device", "host" or "simulated"
+  bool device_profiles() const { return time_kind == "device"; }
 };
 
 // The wrapper CANN-Bench's layout names after the operator: the schema's function name

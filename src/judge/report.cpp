@@ -68,11 +68,13 @@ std::string error_text(double v) {
   return fmt::format("{:.2e}", v);
 }
 
-nlohmann::json arm_json(const ArmResult& a) {
+// with_host_wall: the samples are device times (PyPTO's NPU profiler); the same calls' host wall
+// times are listed beside them.
+nlohmann::json arm_json(const ArmResult& a, bool with_host_wall) {
   std::vector<double> kernel;
   kernel.reserve(a.samples.size());
   for (const auto& s : a.samples) kernel.push_back(s.kernel_seconds);
-  return {{"n", a.stats.n},
+  nlohmann::json j = {{"n", a.stats.n},
           {"min", a.stats.min},
           {"q1", a.stats.q1},
           {"median", a.stats.median},
@@ -86,6 +88,13 @@ nlohmann::json arm_json(const ArmResult& a) {
           {"wall_seconds", a.wall_seconds},
           {"flags", {{"invalid_time", a.invalid_time}, {"exceeds_round_trip", a.exceeds_round_trip}, {"unexplained_gap", a.unexplained_gap}}},
           {"samples", kernel}};
+  if (with_host_wall) {
+    std::vector<double> wall;
+    wall.reserve(a.samples.size());
+    for (const auto& s : a.samples) wall.push_back(s.kernel_wall_seconds);
+    j["host_wall_samples"] = wall;
+  }
+  return j;
 }
 
 nlohmann::json estimate_json(const PairedEstimate& e) {
@@ -98,7 +107,7 @@ nlohmann::json estimate_json(const PairedEstimate& e) {
           {"half_width_log", json_number(e.half_width)}};
 }
 
-nlohmann::json timing_json(const CaseTimingSummary& t) {
+nlohmann::json timing_json(const CaseTimingSummary& t, bool device_time) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& job : t.jobs) {
     const CaseTiming& r = job.result;
@@ -111,8 +120,8 @@ nlohmann::json timing_json(const CaseTimingSummary& t) {
                         {"input_sets", r.input_sets},
                         {"verdict", verdict_name(r.verdict)},
                         {"estimate", estimate_json(r.paired.estimate)},
-                        {"reference", arm_json(r.paired.reference)},
-                        {"candidate", arm_json(r.paired.candidate)},
+                        {"reference", arm_json(r.paired.reference, device_time)},
+                        {"candidate", arm_json(r.paired.candidate, device_time)},
                         {"suspicious_samples", r.paired.suspicious_samples},
                         {"rechecks", r.rechecks},
                         {"fingerprint_changes", r.fingerprint_changes},
@@ -166,6 +175,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
       {"compile", {{"seconds", c.compile_seconds}, {"cache_hit", c.compile_cache_hit}, {"jit_seconds", c.jit_compile_seconds}}},
       {"golden", {{"seconds", c.golden_seconds}, {"cache_hits", c.golden_cache_hits}}},
   };
+  if (c.time_kind == "device") j["host_wall_seconds"] = c.host_wall_seconds;
   if (!c.message.empty()) j["message"] = c.message;
   if (!c.reason_code.empty()) j["reason_code"] = c.reason_code;
   if (c.status == CaseStatus::CompileError) j["compile"]["diagnostics"] = c.compile_diagnostics;
@@ -179,7 +189,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
                       {"max_abs", json_number(t.max_abs)}, {"max_rel", json_number(t.max_rel)}});
   }
   j["trial_results"] = trials;
-  if (c.timing) j["timing"] = timing_json(*c.timing);
+  if (c.timing) j["timing"] = timing_json(*c.timing, c.time_kind == "device");
   if (c.profile) j["metrics"] = c.profile->to_json();
   if (!c.first_mismatches.empty()) {
     nlohmann::json m = nlohmann::json::array();
@@ -273,13 +283,18 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
   }
   out << fmt::format("\n{} of {} cases passed ({:.1f} s)\n", passed, r.cases.size(), r.wall_seconds);
   double jit = 0;
-  bool simulated = false;
+  bool simulated = false, device = false;
   for (const auto& c : r.cases) {
     jit += c.jit_compile_seconds;
     simulated = simulated || c.time_kind == "simulated";
+    device = device || c.time_kind == "device";
   }
   if (jit > 0) out << fmt::format("JIT compile: {:.2f} s in all, kept out of kernel_s\n", jit);
   if (simulated) out << "kernel_s marked (simulated) is the PyPTO cost model's estimate, not a measurement\n";
+  if (device) {
+    out << "kernel_s marked (device) is the NPU profiler's kernel time (Duration(us) of the call's kernels, summed); "
+           "host wall times are in the JSON report\n";
+  }
   if (timed) {
     const auto& t = r.timing_overall;
     std::string geo = t["geomean_speedup"].is_null() ? "n/a" : fmt::format("{:.3f}", t["geomean_speedup"].get<double>());

@@ -167,7 +167,9 @@ public:
     if (r.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", r.message);
     if (!r.ok()) return failed(r);
     out.kernel_seconds = m_cpu_clock ? r.cpu_seconds : r.kernel_seconds;
-    out.kernel_wall_seconds = r.kernel_seconds;
+    // The round-trip cross-check compares host times: with device time (the NPU profiler) the
+    // runner's host wall time of the same call.
+    out.kernel_wall_seconds = r.time_kind == "device" && r.wall_seconds > 0 ? r.wall_seconds : r.kernel_seconds;
     out.round_trip_seconds = r.round_trip_seconds;
     if (m_verify) {
       if (std::string why = verify(values); !why.empty()) {
@@ -343,6 +345,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   wo.worker_exe = config.worker_exe;
   wo.worker_args = config.worker_args;
   wo.worker_env = config.worker_env;
+  wo.device_profiles = config.device_profiles;
   wo.threads = p.threads;
   wo.call_timeout = config.call_timeout;
   wo.memory_limit_bytes = config.memory_limit_bytes;

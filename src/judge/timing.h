@@ -70,6 +70,7 @@ struct TimingConfig {
   std::filesystem::path worker_exe;
   std::vector<std::string> worker_args; // a runner script and its flags (the pypto backend)
   std::vector<std::string> worker_env;  // added to the worker's fixed environment (WorkerOptions)
+  bool device_profiles = false;         // WorkerOptions::device_profiles (pypto --time device)
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30;
   double noise_floor = kDefaultNoiseFloor;

@@ -115,3 +115,42 @@ TEST(DeviceTime, FindsTheExportInAProfilerDirectory) {
   EXPECT_EQ(p->filename(), "op_summary_20261202.csv"); // no kernel_details.csv there: op_summary next
   EXPECT_FALSE(backend::find_profile_csv(kFixtures / "standin"));
 }
+
+// One profiled call per export (temper's runner, --time device): all counted rows are one step,
+// harness kernel names are not special, and an export without a counted kernel is an error.
+TEST(DeviceTime, PerCallExportIsOneStepOfItsCountedKernels) {
+  backend::DeviceTimeOptions o;
+  o.delimiter_tokens.clear();
+  o.warmup_tokens.clear();
+  o.whole_file_is_one_step = true;
+  o.expected_steps = 1;
+  const std::string header = "Device_id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Num\n";
+  auto t = backend::parse_device_time(header +
+                                          "0,kernel_a,PyPTO,AI_VECTOR_CORE,1.0,7.5,0,48\n"
+                                          "0,PyPTO_scheduler,AICPU,AI_CPU,1.0,30.0,0,1\n"
+                                          "0,kernel_a,PyPTO,AI_VECTOR_CORE,9.0,2.5,0,48\n"
+                                          "0,CannBenchCacheClean_fake,PyPTO,MIX_AIV,12.0,4.0,0,48\n",
+                                      o);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->step_rule, "one call per file");
+  EXPECT_EQ(t->delimiters, 0);
+  ASSERT_EQ(t->step_us.size(), 1u);
+  EXPECT_DOUBLE_EQ(t->elapsed_us, 14.0); // 7.5 + 2.5 + 4, not the AI_CPU row
+  ASSERT_EQ(t->kernels.size(), 2u);
+  EXPECT_EQ(t->kernels[0].launches, 2);
+  EXPECT_EQ(t->skipped_rows, 1);
+
+  auto none = backend::parse_device_time(header + "0,PyPTO_scheduler,AICPU,AI_CPU,1.0,30.0,0,1\n", o);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("ran nothing on the NPU's cores"), std::string::npos) << none.error().message;
+
+  // Without the option such a file is refused: the steps cannot be told apart.
+  auto strict = backend::parse_device_time(header + "0,kernel_a,PyPTO,AI_VECTOR_CORE,1.0,7.5,0,48\n");
+  ASSERT_FALSE(strict);
+  EXPECT_NE(strict.error().message.find("cannot tell the timed steps apart"), std::string::npos) << strict.error().message;
+
+  // With Step Id, a second step in one call's export is an error.
+  auto two = backend::parse_device_time("Step Id,Name,Accelerator Core,Duration(us)\n1,k,AI_CORE,1\n2,k,AI_CORE,1\n", o);
+  ASSERT_FALSE(two);
+  EXPECT_NE(two.error().message.find("expected 1 timed steps, found 2"), std::string::npos) << two.error().message;
+}

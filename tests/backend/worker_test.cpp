@@ -306,6 +306,33 @@ TEST(WorkerProtocol, LoadRoundTripsAndTruncationIsRejected) {
   EXPECT_EQ(protocol::take_frame(corrupt, f), protocol::FrameStatus::Corrupt);
 }
 
+// RUN_INFO's profile_dir is a trailing field: frames without it (every runner before device
+// time) decode as before, and it is only written when set.
+TEST(WorkerProtocol, RunInfoCarriesAnOptionalProfileDirectory) {
+  protocol::RunInfoReply info{"host", 5, 7, true, ""};
+  std::string plain = protocol::encode(info);
+  protocol::Frame f;
+  ASSERT_EQ(protocol::take_frame(plain, f), protocol::FrameStatus::Complete);
+  EXPECT_EQ(f.type, protocol::MsgType::RunInfo);
+  auto back = protocol::decode_run_info(f.payload);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->time_kind, "host");
+  EXPECT_EQ(back->wall_ns, 7);
+  EXPECT_TRUE(back->profile_dir.empty());
+  const size_t plain_size = f.payload.size();
+
+  std::string device = protocol::encode(protocol::RunInfoReply{"device", 0, 9, true, "/tmp/p/call_000001"});
+  ASSERT_EQ(protocol::take_frame(device, f), protocol::FrameStatus::Complete);
+  EXPECT_EQ(f.payload.size(), plain_size + 2 + 4 + std::string("/tmp/p/call_000001").size()); // "device" is 2 longer than "host"
+  back = protocol::decode_run_info(f.payload);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->time_kind, "device");
+  EXPECT_EQ(back->profile_dir, "/tmp/p/call_000001");
+  // A truncated or overlong trailing field is a malformed frame.
+  EXPECT_FALSE(protocol::decode_run_info(std::string_view(f.payload).substr(0, f.payload.size() - 1)));
+  EXPECT_FALSE(protocol::decode_run_info(f.payload + "x"));
+}
+
 // --- worker -----------------------------------------------------------------------------------
 
 TEST(Worker, AddsAndRotatesInputSets) {

@@ -1,9 +1,10 @@
 // The pypto backend end to end: build/temper judge --backend pypto drives temper's PyPTO runner
 // (runners/pypto) through the worker protocol. PyPTO itself needs torch and, for values, an
 // NPU; here the candidates are written against the stand-in `pypto` (tests/fixtures/pypto/
-// standin), so the runner, the protocol, correctness, SIM's simulated time and paired timing
-// are all exercised. A run on the real package happens when TEMPER_PYPTO_PYTHON names a Python
-// with pypto installed (docs/pypto.md); otherwise that test is skipped.
+// standin), so the runner, the protocol, correctness, SIM's simulated time, paired timing and
+// device time (from the stand-in torch_npu profiler's export) are all exercised. A run on the
+// real package happens when TEMPER_PYPTO_PYTHON names a Python with pypto installed
+// (docs/pypto.md); otherwise that test is skipped.
 #include "util/fs.h"
 #include "util/process.h"
 
@@ -114,6 +115,102 @@ TEST(PyptoE2E, PairedTimingRunsAgainstAPyptoReference) {
   ASSERT_TRUE(r.by_case[1].contains("timing")) << r.output;
   EXPECT_FALSE(r.report["timing"].is_null());
   EXPECT_NE(r.report["timing"]["protocol"]["compiler"].get<std::string>().find("pypto runner"), std::string::npos);
+}
+
+// Device time (--pypto-time device): the runner profiles each timed call with torch_npu's
+// profiler, here the stand-in (standin/torch_npu), whose kernel_details.csv gives each kernel
+// 2 us + 0.01 us per input element on the vector cores plus a 30 us AI_CPU scheduler row that
+// must not count. The judge reads and deletes each export; kernel_seconds is the export's time.
+TEST(PyptoE2E, DeviceTimeIsTheProfilersKernelTime) {
+  if (!have_python3()) GTEST_SKIP() << "no python3 here";
+  util::TempDir tmp("temper-pypto-tmp");
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "plain", {"--pypto-time", "device", "--pypto-python", "python3"},
+                     kFixtures / "swi_glu_small", {{"PYTHONPATH", (kFixtures / "standin").string()}, {"TMPDIR", tmp.path().string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::map<int64_t, int> elements{{1, 8 * 64}, {2, 6 * 34}, {3, 3 * 5 * 22}};
+  for (const auto& [id, n] : elements) {
+    EXPECT_EQ(r.status(id), "PASSED") << "case " << id << "\n" << r.output;
+    EXPECT_EQ(r.by_case[id]["time_kind"], "device");
+    EXPECT_NEAR(r.by_case[id]["kernel_seconds"].get<double>(), (2.0 + 0.01 * n) * 1e-6, 1e-12) << "case " << id;
+    EXPECT_GT(r.by_case[id]["host_wall_seconds"].get<double>(), 0.0) << "case " << id;
+  }
+  EXPECT_EQ(r.report["context"]["backend"]["time_kind"], "device");
+  EXPECT_NE(r.output.find("(device)"), std::string::npos) << r.output;
+  // Every export was deleted once read, and each runner's profile directory with its worker.
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    EXPECT_NE(e.path().filename().string().rfind("temper_npu_prof_", 0), 0u) << "left behind: " << e.path();
+  }
+}
+
+// Paired timing on device time: a candidate that sleeps 30 ms on the host before the same
+// kernel is SAME on device time (every sample is the profile's 7.12 us) and SLOWER on host time.
+TEST(PyptoE2E, PairedTimingComparesDeviceTimes) {
+  if (!have_python3()) GTEST_SKIP() << "no python3 here";
+  const std::vector<std::string> timing = {"--cases", "1", "--reference", (kFixtures / "swi_glu_standin.py").string(),
+                                           "--tier", "probe", "--cap", "1", "--min-time", "0", "--warmup", "0.01",
+                                           "--lives", "0", "--cache", "warm"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.begin(), timing.begin(), timing.end());
+    return extra;
+  };
+  PyptoRun device = judge(kFixtures / "swi_glu_standin_host_busy.py", "plain", with({"--pypto-time", "device"}));
+  ASSERT_TRUE(device.by_case[1].contains("timing")) << device.output;
+  const auto& t = device.by_case[1]["timing"];
+  EXPECT_EQ(t["verdict"], "SAME") << device.output;
+  ASSERT_FALSE(t["jobs"].empty());
+  const auto& job = t["jobs"][0];
+  ASSERT_FALSE(job["candidate"]["samples"].empty());
+  for (const auto& arm : {"reference", "candidate"}) {
+    for (const auto& s : job[arm]["samples"]) EXPECT_NEAR(s.get<double>(), 7.12e-6, 1e-12) << arm;
+  }
+  // The sleep is in the host wall times recorded beside the device times.
+  ASSERT_TRUE(job["candidate"].contains("host_wall_samples")) << job.dump();
+  for (const auto& s : job["candidate"]["host_wall_samples"]) EXPECT_GT(s.get<double>(), 0.025);
+  EXPECT_NE(device.report["timing"]["protocol"]["clock"].get<std::string>().find("NPU profiler"), std::string::npos);
+
+  PyptoRun host = judge(kFixtures / "swi_glu_standin_host_busy.py", "plain", with({"--pypto-time", "host"}));
+  ASSERT_TRUE(host.by_case[1].contains("timing")) << host.output;
+  EXPECT_EQ(host.by_case[1]["timing"]["verdict"], "SLOWER") << host.output;
+  EXPECT_EQ(host.by_case[1]["time_kind"], "host");
+}
+
+// An export the judge cannot use is the candidate's RUNTIME_ERROR, with the reason: malformed,
+// missing, or holding no kernel (the candidate computed on the host). On host time the same
+// candidates pass, so the verdict comes from the export.
+TEST(PyptoE2E, AnUnusableExportIsARuntimeError) {
+  if (!have_python3()) GTEST_SKIP() << "no python3 here";
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"swi_glu_standin_bad_profile.py", "'Duration(us)' is 'n/a', not a duration"},
+      {"swi_glu_standin_no_profile.py", "no profiler export under"},
+      {"swi_glu_standin_host_only.py", "ran nothing on the NPU's cores"}};
+  for (const auto& [candidate, why] : expected) {
+    PyptoRun r = judge(kFixtures / candidate, "plain", {"--cases", "1", "--pypto-time", "device"});
+    EXPECT_EQ(r.exit_code, 1) << candidate << "\n" << r.output;
+    EXPECT_EQ(r.status(1), "RUNTIME_ERROR") << candidate << "\n" << r.output;
+    const std::string message = r.by_case[1].value("message", "");
+    EXPECT_NE(message.find("device time: "), std::string::npos) << candidate << ": " << message;
+    EXPECT_NE(message.find(why), std::string::npos) << candidate << ": " << message;
+    PyptoRun on_host = judge(kFixtures / candidate, "plain", {"--cases", "1", "--pypto-time", "host"});
+    EXPECT_EQ(on_host.status(1), "PASSED") << candidate << "\n" << on_host.output;
+  }
+}
+
+// Without a torch_npu to profile with, device time is temper's setup problem (exit 2), not the
+// candidate's verdict.
+TEST(PyptoE2E, DeviceTimeWithoutTorchNpuIsASetupError) {
+  if (!have_python3()) GTEST_SKIP() << "no python3 here";
+  if (std::system("python3 -c 'import torch_npu' >/dev/null 2>&1") == 0) GTEST_SKIP() << "python3 has torch_npu";
+  util::TempDir empty("temper-pypto-nopath");
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "plain", {"--cases", "1", "--pypto-time", "device", "--pypto-python", "python3"},
+                     kFixtures / "swi_glu_small", {{"PYTHONPATH", empty.path().string()}});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("device time needs torch_npu's profiler"), std::string::npos) << r.output;
+}
+
+TEST(PyptoE2E, SimModeTakesNoPyptoTime) {
+  PyptoRun r = judge(kFixtures / "swi_glu_standin.py", "sim", {"--pypto-time", "device"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--pypto-time applies to npu and plain"), std::string::npos) << r.output;
 }
 
 TEST(PyptoE2E, UnknownInterpreterIsAUsageError) {
