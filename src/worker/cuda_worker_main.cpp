@@ -38,23 +38,9 @@ namespace cu = temper::worker::cuda;
 namespace {
 
 constexpr const char* kName = "temper-cuda-worker";
-constexpr size_t kMaxErrorBytes = 4096;
 // Device synchronization after the end event may take this long (plus a tenth of the kernel's
 // time) before the wait counts as work left running: an idle device answers in microseconds.
 constexpr double kLateWorkSeconds = 0.5e-3;
-
-char g_error[kMaxErrorBytes];
-size_t g_error_len = 0;
-
-extern "C" void worker_set_error(const char* message) {
-  if (message == nullptr) {
-    g_error_len = 0;
-    return;
-  }
-  size_t n = ::strnlen(message, kMaxErrorBytes);
-  std::memcpy(g_error, message, n);
-  g_error_len = n;
-}
 
 std::string json_escape(const std::string& s) {
   std::string out;
@@ -289,8 +275,8 @@ std::string handle_run(std::string_view payload) {
   args.num_attrs = static_cast<int32_t>(g.call_attrs.size());
   args.attrs = g.call_attrs.data();
   args.num_threads = g.load.num_threads;
-  args.set_error = worker_set_error;
-  g_error_len = 0;
+  args.set_error = io::set_kernel_error;
+  io::clear_kernel_error();
   api.cudaGetLastError(); // clear: an error after the call is the kernel's
 
   api.cudaEventRecord(g.start, g.stream);
@@ -299,7 +285,7 @@ std::string handle_run(std::string_view payload) {
   api.cudaEventRecord(g.end, g.stream);
   cu::Error waited = api.cudaEventSynchronize(g.end);
   std::fflush(nullptr);
-  std::string message(g_error, g_error_len);
+  std::string message = io::kernel_error();
   if (status == 0 && launch != 0) return done(-1, 0, "the kernel launch failed: " + api.error_text(launch));
   if (status == 0 && waited != 0) return done(-1, 0, "the kernel failed on the device: " + api.error_text(waited));
   float ms = 0;

@@ -16,6 +16,12 @@ namespace proto = backend::protocol;
 
 namespace {
 
+constexpr size_t kMaxErrorBytes = 4096;
+
+// Static, so that a kernel's set_error never allocates (it may run on any of its threads).
+char g_error[kMaxErrorBytes];
+size_t g_error_len = 0;
+
 bool read_exact(int fd, char* p, size_t n) {
   while (n > 0) {
     ssize_t got = ::read(fd, p, n);
@@ -27,6 +33,12 @@ bool read_exact(int fd, char* p, size_t n) {
   return true;
 }
 
+// If the judge dies (crash, SIGKILL, Ctrl-C on temper) while a kernel hangs, nothing would
+// ever stop this process: a tiny thread watches the command socket and ends the process when
+// the judge's end goes away. It only polls; it never reads, so commands stay with main().
+// temper-worker starts it after the sandbox, so that it is confined like every other thread
+// (before that, main() blocks only in reads of the command socket, which end when the judge
+// does).
 void* watchdog(void*) {
   for (;;) {
     pollfd p{proto::kCmdFd, POLLRDHUP, 0};
@@ -70,6 +82,7 @@ proto::Frame read_frame(int fd, const char* name) {
   return f;
 }
 
+// Keeps the kernel from seeing the judge's files.
 void close_inherited_fds() {
   constexpr int kFirst = proto::kArenaFd + 1;
 #ifdef SYS_close_range
@@ -96,10 +109,26 @@ void start_conversation(const char* name) {
     die(name, "command and reply fds are not open (the worker is started by temper)");
   }
   rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::setrlimit(RLIMIT_CORE, &no_core); // a crashing kernel must not leave gigabytes of core behind
   close_inherited_fds();
+  // stdout is a pipe, so stdio would buffer it fully and lose a crashing kernel's last lines:
+  // those are exactly the diagnostics worth keeping.
   std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   write_all(proto::kReplyFd, proto::encode_ready());
 }
+
+extern "C" void set_kernel_error(const char* message) {
+  if (message == nullptr) {
+    g_error_len = 0;
+    return;
+  }
+  size_t n = ::strnlen(message, kMaxErrorBytes);
+  std::memcpy(g_error, message, n);
+  g_error_len = n;
+}
+
+void clear_kernel_error() { g_error_len = 0; }
+
+std::string kernel_error() { return std::string(g_error, g_error_len); }
 
 } // namespace temper::worker::io

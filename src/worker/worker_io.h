@@ -1,6 +1,13 @@
-// The worker end of backend/protocol.h's channels, for temper-cuda-worker: blocking frame I/O on
-// the fixed fds, stray-fd cleanup and the watchdog that ends the worker when the judge is gone.
-// (temper-worker keeps its own copies in worker_main.cpp; both follow the same rules.)
+// The worker end of backend/protocol.h's channels, shared by temper-worker and
+// temper-cuda-worker: blocking frame I/O on the fixed fds, stray-fd cleanup, the standard
+// preamble, the watchdog that ends the worker when the judge is gone, and the kernel's
+// set_error message.
+//
+// temper-worker runs under worker/sandbox.h (Landlock and a seccomp filter), so the order of
+// calls matters there: start_conversation runs before the sandbox (it calls setrlimit, which
+// the filter traps); start_watchdog runs after it (Landlock binds the calling thread and its
+// later children only, and install_sandbox refuses a process with a second thread). Everything
+// else here uses read, write, poll and _exit only, which the filter allows.
 #pragma once
 
 #include "backend/protocol.h"
@@ -22,10 +29,21 @@ backend::protocol::Frame read_frame(int fd, const char* name);
 void close_inherited_fds();
 
 // A small thread that ends the process when the judge's end of the command socket goes away.
+// False when the thread cannot be created. Under a sandbox, call it after the sandbox is on.
 bool start_watchdog();
 
 // The standard preamble: checks the protocol fds are open, disables core dumps, closes stray
-// fds, line-buffers stdout and announces READY.
+// fds, line-buffers stdout and announces READY. Call it before any sandbox.
 void start_conversation(const char* name);
+
+// The kernel ABI's set_error callback (both ABIs): keeps the first 4096 bytes of the message
+// for the DONE reply; nullptr clears it. It never allocates and makes no system call.
+extern "C" void set_kernel_error(const char* message);
+
+// Clears the message before a call.
+void clear_kernel_error();
+
+// The message the last call set, empty when none.
+std::string kernel_error();
 
 } // namespace temper::worker::io
