@@ -337,27 +337,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   io::start_conversation(kName);
-  bool loaded = false;
-  for (;;) {
-    proto::Frame f = io::read_frame(proto::kCmdFd, kName);
-    switch (f.type) {
-    case proto::MsgType::Load:
-      if (loaded) io::die(kName, "second LOAD command");
-      loaded = true;
-      io::write_all(proto::kReplyFd, handle_load(f.payload));
-      break;
-    case proto::MsgType::Run:
-      io::write_all(proto::kReplyFd, handle_run(f.payload));
-      break;
-    case proto::MsgType::Flush:
-      g.flush_pending = true; // done inside RUN, after the input copies
-      io::write_all(proto::kReplyFd, proto::encode_flushed());
-      break;
-    case proto::MsgType::Exit:
-      std::fflush(nullptr);
-      ::_exit(0);
-    default:
-      io::die(kName, "unknown command");
-    }
-  }
+  // FLUSH is done inside RUN, after the input copies.
+  io::serve(kName, {handle_load, handle_run, [] { g.flush_pending = true; }});
 }

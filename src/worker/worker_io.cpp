@@ -117,6 +117,34 @@ void start_conversation(const char* name) {
   write_all(proto::kReplyFd, proto::encode_ready());
 }
 
+void serve(const char* name, const Handlers& h) {
+  bool loaded = false;
+  for (;;) {
+    proto::Frame f = read_frame(proto::kCmdFd, name);
+    switch (f.type) {
+    case proto::MsgType::Load:
+      if (loaded) die(name, "second LOAD command");
+      loaded = true;
+      write_all(proto::kReplyFd, h.load(f.payload));
+      break;
+    case proto::MsgType::Run:
+      write_all(proto::kReplyFd, h.run(f.payload));
+      break;
+    case proto::MsgType::Flush:
+      h.flush();
+      write_all(proto::kReplyFd, proto::encode_flushed());
+      break;
+    case proto::MsgType::Exit:
+      // _exit, not exit: the artifact's static destructors are the kernel's code and do not
+      // get to run (or hang) after the judge is done with it.
+      std::fflush(nullptr);
+      ::_exit(0);
+    default:
+      die(name, "unknown command");
+    }
+  }
+}
+
 extern "C" void set_kernel_error(const char* message) {
   if (message == nullptr) {
     g_error_len = 0;

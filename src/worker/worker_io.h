@@ -1,7 +1,7 @@
 // The worker end of backend/protocol.h's channels, shared by temper-worker and
 // temper-cuda-worker: blocking frame I/O on the fixed fds, stray-fd cleanup, the standard
-// preamble, the watchdog that ends the worker when the judge is gone, and the kernel's
-// set_error message.
+// preamble, the command loop, the watchdog that ends the worker when the judge is gone, and
+// the kernel's set_error message. Each worker brings only its LOAD, RUN and FLUSH.
 //
 // temper-worker runs under worker/sandbox.h (Landlock and a seccomp filter), so the order of
 // calls matters there: start_conversation runs before the sandbox (it calls setrlimit, which
@@ -13,6 +13,7 @@
 #include "backend/protocol.h"
 
 #include <string>
+#include <string_view>
 
 namespace temper::worker::io {
 
@@ -35,6 +36,17 @@ bool start_watchdog();
 // The standard preamble: checks the protocol fds are open, disables core dumps, closes stray
 // fds, line-buffers stdout and announces READY. Call it before any sandbox.
 void start_conversation(const char* name);
+
+// What a worker does with each command; the conversation itself is serve()'s.
+struct Handlers {
+  std::string (*load)(std::string_view payload); // the reply frame: LOADED or LOAD_FAILED
+  std::string (*run)(std::string_view payload);  // the reply frame: DONE (or another the worker defines)
+  void (*flush)();                               // before FLUSHED is sent
+};
+
+// Answers commands until EXIT or the end of the stream: one LOAD, then RUN and FLUSH in any
+// order. A second LOAD or an unknown command dies. Never returns.
+[[noreturn]] void serve(const char* name, const Handlers& handlers);
 
 // The kernel ABI's set_error callback (both ABIs): keeps the first 4096 bytes of the message
 // for the DONE reply; nullptr clears it. It never allocates and makes no system call.

@@ -256,31 +256,5 @@ int main(int argc, char** argv) {
   }
   // Before the sandbox, which goes on in LOAD (worker/worker_io.h says why the order matters).
   io::start_conversation(kName);
-
-  bool loaded = false;
-  for (;;) {
-    proto::Frame f = io::read_frame(proto::kCmdFd, kName);
-    switch (f.type) {
-    case proto::MsgType::Load: {
-      if (loaded) die("second LOAD command");
-      loaded = true;
-      io::write_all(proto::kReplyFd, handle_load(f.payload));
-      break;
-    }
-    case proto::MsgType::Run:
-      io::write_all(proto::kReplyFd, handle_run(f.payload));
-      break;
-    case proto::MsgType::Flush:
-      handle_flush();
-      io::write_all(proto::kReplyFd, proto::encode_flushed());
-      break;
-    case proto::MsgType::Exit:
-      // _exit, not exit: the artifact's static destructors are the kernel's code and do not
-      // get to run (or hang) after the judge is done with it.
-      std::fflush(nullptr);
-      ::_exit(0);
-    default:
-      die("unknown command");
-    }
-  }
+  io::serve(kName, {handle_load, handle_run, handle_flush});
 }
