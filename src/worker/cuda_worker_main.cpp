@@ -38,6 +38,7 @@ namespace cu = temper::worker::cuda;
 namespace {
 
 constexpr const char* kName = "temper-cuda-worker";
+using io::load_failed;
 // Device synchronization after the end event may take this long (plus a tenth of the kernel's
 // time) before the wait counts as work left running: an idle device answers in microseconds.
 constexpr double kLateWorkSeconds = 0.5e-3;
@@ -100,10 +101,6 @@ struct State {
 
 State g;
 
-std::string load_failed(bool harness, const std::string& message) {
-  return proto::encode(proto::LoadFailedReply{harness, message});
-}
-
 bool make_view(const proto::TensorDesc& d, unsigned char* base, uint64_t arena_size, Buffer& b) {
   if (d.shape.size() > TEMPER_MAX_RANK || d.strides.size() != d.shape.size()) return false;
   if (d.offset > arena_size || d.bytes > arena_size - d.offset) return false;
@@ -134,12 +131,8 @@ std::string handle_load(std::string_view payload) {
   if (!cmd) return load_failed(true, "malformed LOAD command");
   g.load = std::move(*cmd);
   proto::LoadCommand& c = g.load;
-  if (c.version != proto::kVersion) return load_failed(true, "protocol version mismatch");
-  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) {
-    return load_failed(true, "inputs do not form whole input sets");
-  }
+  if (std::string bad = io::check_load(c); !bad.empty()) return load_failed(true, bad);
   g.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
-  if (c.arena_size == 0) return load_failed(true, "invalid arena size");
 
   // The device first: without one nothing else matters, and the judge reports it as such.
   if (std::string why = cu::load(g.api, g.device); !why.empty()) return load_failed(true, "unsupported: " + why);
@@ -176,18 +169,7 @@ std::string handle_load(std::string_view payload) {
     out_total += g.outputs[i].bytes;
   }
   g.snapshot.resize(out_total);
-  for (const auto& a : c.attrs) {
-    temper_attr t{};
-    t.name = a.name.c_str();
-    t.kind = a.kind;
-    t.i = a.i;
-    t.f = a.f;
-    t.s = a.s.c_str();
-    t.ints = a.ints.data();
-    t.floats = a.floats.data();
-    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
-    g.attrs.push_back(t);
-  }
+  g.attrs = io::kernel_attrs(c);
   g.call_inputs.resize(static_cast<size_t>(g.per_set));
   g.call_outputs.resize(g.outputs.size());
   g.call_attrs = g.attrs;
@@ -266,17 +248,7 @@ std::string handle_run(std::string_view payload) {
   for (size_t k = 0; k < ins.size(); ++k) g.call_inputs[k] = ins[k].view;
   for (size_t k = 0; k < g.outputs.size(); ++k) g.call_outputs[k] = g.outputs[k].view;
   std::copy(g.attrs.begin(), g.attrs.end(), g.call_attrs.begin());
-  temper_args args{};
-  args.abi_version = TEMPER_ABI_VERSION;
-  args.num_inputs = g.per_set;
-  args.inputs = g.call_inputs.data();
-  args.num_outputs = static_cast<int32_t>(g.call_outputs.size());
-  args.outputs = g.call_outputs.data();
-  args.num_attrs = static_cast<int32_t>(g.call_attrs.size());
-  args.attrs = g.call_attrs.data();
-  args.num_threads = g.load.num_threads;
-  args.set_error = io::set_kernel_error;
-  io::clear_kernel_error();
+  temper_args args = io::call_args(g.call_inputs, g.call_outputs, g.call_attrs, g.load.num_threads);
   api.cudaGetLastError(); // clear: an error after the call is the kernel's
 
   api.cudaEventRecord(g.start, g.stream);

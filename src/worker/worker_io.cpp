@@ -1,6 +1,7 @@
 #include "worker/worker_io.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -117,6 +118,36 @@ void start_conversation(const char* name) {
   write_all(proto::kReplyFd, proto::encode_ready());
 }
 
+std::string load_failed(bool harness, const std::string& message) {
+  return proto::encode(proto::LoadFailedReply{harness, message});
+}
+
+std::string check_load(const proto::LoadCommand& c) {
+  if (c.version != proto::kVersion) {
+    return "protocol version mismatch: judge " + std::to_string(c.version) + ", worker " + std::to_string(proto::kVersion);
+  }
+  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) return "inputs do not form whole input sets";
+  if (c.arena_size == 0 || c.arena_size > SIZE_MAX) return "invalid arena size";
+  return "";
+}
+
+std::vector<temper_attr> kernel_attrs(const proto::LoadCommand& c) {
+  std::vector<temper_attr> out;
+  for (const auto& a : c.attrs) {
+    temper_attr t{};
+    t.name = a.name.c_str();
+    t.kind = a.kind;
+    t.i = a.i;
+    t.f = a.f;
+    t.s = a.s.c_str();
+    t.ints = a.ints.data();
+    t.floats = a.floats.data();
+    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
+    out.push_back(t);
+  }
+  return out;
+}
+
 void serve(const char* name, const Handlers& h) {
   bool loaded = false;
   for (;;) {
@@ -156,6 +187,22 @@ extern "C" void set_kernel_error(const char* message) {
 }
 
 void clear_kernel_error() { g_error_len = 0; }
+
+temper_args call_args(std::vector<temper_tensor>& inputs, std::vector<temper_tensor>& outputs, std::vector<temper_attr>& attrs,
+                      int32_t num_threads) {
+  temper_args args{};
+  args.abi_version = TEMPER_ABI_VERSION;
+  args.num_inputs = static_cast<int32_t>(inputs.size());
+  args.inputs = inputs.data();
+  args.num_outputs = static_cast<int32_t>(outputs.size());
+  args.outputs = outputs.data();
+  args.num_attrs = static_cast<int32_t>(attrs.size());
+  args.attrs = attrs.data();
+  args.num_threads = num_threads;
+  args.set_error = set_kernel_error;
+  clear_kernel_error();
+  return args;
+}
 
 std::string kernel_error() { return std::string(g_error, g_error_len); }
 

@@ -42,6 +42,7 @@ constexpr uint64_t kPerThreadMargin = uint64_t{96} << 20;
 constexpr const char* kName = "temper-worker";
 
 [[noreturn]] void die(const char* what) { io::die(kName, what); }
+using io::load_failed;
 
 // --- process setup ----------------------------------------------------------------------------
 
@@ -91,10 +92,6 @@ void handle_flush() {
   asm volatile("" : : "r"(p) : "memory");
 }
 
-std::string load_failed(bool harness, const std::string& message) {
-  return proto::encode(proto::LoadFailedReply{harness, message});
-}
-
 bool make_tensor(const proto::TensorDesc& d, unsigned char* base, uint64_t arena_size, temper_tensor& t) {
   if (d.shape.size() > TEMPER_MAX_RANK || d.strides.size() != d.shape.size()) return false;
   if (d.offset > arena_size || d.bytes > arena_size - d.offset) return false;
@@ -116,15 +113,8 @@ std::string handle_load(std::string_view payload) {
   Kernel& k = g_kernel;
   k.load = std::move(*cmd);
   proto::LoadCommand& c = k.load;
-  if (c.version != proto::kVersion) {
-    return load_failed(true, "protocol version mismatch: judge " + std::to_string(c.version) + ", worker " +
-                                 std::to_string(proto::kVersion));
-  }
-  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) {
-    return load_failed(true, "inputs do not form whole input sets");
-  }
+  if (std::string bad = io::check_load(c); !bad.empty()) return load_failed(true, bad);
   k.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
-  if (c.arena_size == 0 || c.arena_size > SIZE_MAX) return load_failed(true, "invalid arena size");
 
   void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, c.arena_fd, 0);
   if (base == MAP_FAILED) return load_failed(true, std::string("cannot map the arena: ") + std::strerror(errno));
@@ -139,18 +129,7 @@ std::string handle_load(std::string_view payload) {
   for (size_t i = 0; i < c.outputs.size(); ++i) {
     if (!make_tensor(c.outputs[i], b, c.arena_size, k.outputs[i])) return load_failed(true, "invalid output tensor descriptor");
   }
-  for (const auto& a : c.attrs) {
-    temper_attr t{};
-    t.name = a.name.c_str();
-    t.kind = a.kind;
-    t.i = a.i;
-    t.f = a.f;
-    t.s = a.s.c_str();
-    t.ints = a.ints.data();
-    t.floats = a.floats.data();
-    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
-    k.attrs.push_back(t);
-  }
+  k.attrs = io::kernel_attrs(c);
   k.call_inputs.resize(static_cast<size_t>(k.per_set));
   k.call_outputs = k.outputs;
   k.call_attrs = k.attrs;
@@ -215,17 +194,7 @@ std::string handle_run(std::string_view payload) {
   std::copy(set_inputs, set_inputs + k.per_set, k.call_inputs.begin());
   std::copy(k.outputs.begin(), k.outputs.end(), k.call_outputs.begin());
   std::copy(k.attrs.begin(), k.attrs.end(), k.call_attrs.begin());
-  temper_args args{};
-  args.abi_version = TEMPER_ABI_VERSION;
-  args.num_inputs = k.per_set;
-  args.inputs = k.call_inputs.data();
-  args.num_outputs = static_cast<int32_t>(k.call_outputs.size());
-  args.outputs = k.call_outputs.data();
-  args.num_attrs = static_cast<int32_t>(k.call_attrs.size());
-  args.attrs = k.call_attrs.data();
-  args.num_threads = k.load.num_threads;
-  args.set_error = io::set_kernel_error;
-  io::clear_kernel_error();
+  temper_args args = io::call_args(k.call_inputs, k.call_outputs, k.call_attrs, k.load.num_threads);
 
   timespec c0{};
   timespec c1{};
