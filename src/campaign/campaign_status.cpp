@@ -11,6 +11,29 @@ namespace temper::campaign {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+json cost_breakdown(const LedgerTotals& t, double elapsed_s) {
+  // The final report runs after the campaign's own clock stopped; its judge time adds to it.
+  const double wall = elapsed_s + t.final_s;
+  // What no category holds: the orchestrator's own work (workspaces, sealing, profiles of the
+  // reference, disassembly). The agents' turns count only their own time (agent_own_s), so
+  // the six categories add up to the wall time.
+  const double other = std::max(0.0, wall - t.agent_own_s - t.judge_s);
+  return {{"agent_own_s", t.agent_own_s}, {"probe_s", t.probe_s},   {"gate_s", t.gate_s},
+          {"confirmation_s", t.confirmation_s}, {"compile_s", t.compile_s}, {"other_s", other},
+          {"wall_s", wall},   {"campaign_s", elapsed_s}, {"final_s", t.final_s},
+          {"judge_s", t.judge_s}, {"agent_s", t.agent_s}, {"agent_judge_s", t.agent_judge_s},
+          {"agent_cost_usd", t.agent_cost_usd}, {"tokens", t.tokens}};
+}
+
+std::string format_costs(const json& c) {
+  return fmt::format("costs: agent (own) {:.1f} s, probe/exploration {:.1f} s, gate {:.1f} s, confirmation {:.1f} s, compile "
+                     "{:.1f} s, other {:.1f} s; together the wall time, {:.0f} s\n"
+                     "agent turns: {:.1f} s, of which {:.1f} s judge runs through the harness (${:.2f}, {} tokens)\n",
+                     c.value("agent_own_s", 0.0), c.value("probe_s", 0.0), c.value("gate_s", 0.0), c.value("confirmation_s", 0.0),
+                     c.value("compile_s", 0.0), c.value("other_s", 0.0), c.value("wall_s", 0.0), c.value("agent_s", 0.0),
+                     c.value("agent_judge_s", 0.0), c.value("agent_cost_usd", 0.0), c.value("tokens", int64_t{0}));
+}
+
 Expected<json> campaign_status(const fs::path& dir) {
   TEMPER_TRY_ASSIGN(CampaignFile c, load_campaign(dir));
   const CampaignState& s = c.state;
@@ -57,8 +80,7 @@ Expected<json> campaign_status(const fs::path& dir) {
   out["rounds_done"] = rounds;
   const double best = chain * (round_best > 0 && s.phase != Phase::Done ? round_best : 1);
   out["best_verified_speedup"] = best > 1 ? json(best) : json();
-  out["costs"] = {{"probe_s", t.probe_s}, {"gate_s", t.gate_s}, {"confirmation_s", t.confirmation_s}, {"compile_s", t.compile_s},
-                  {"agent_s", t.agent_s}, {"agent_cost_usd", t.agent_cost_usd}, {"tokens", t.tokens}};
+  out["costs"] = cost_breakdown(t, s.elapsed_s);
   out["counts"] = {{"compiles", t.compiles}, {"compile_cache_hits", t.compile_cache_hits}, {"judge_runs", t.judge_runs},
                    {"agent_turns", t.agent_turns}, {"revisions", t.revisions}, {"promotions", t.promotions}};
   const Budgets& b = c.config.budgets;
@@ -84,10 +106,7 @@ std::string format_status(const json& st) {
   s += "accepted:" + (accepted.empty() ? std::string(" none") : accepted) + "\n";
   s += "best verified speedup: " + (st["best_verified_speedup"].is_number() ? fmt::format("{:.3f}x over the starting reference", st["best_verified_speedup"].get<double>()) : std::string("none yet")) + "\n";
   for (const auto& r : st.value("rounds_done", json::array())) s += fmt::format("round {}: {}\n", r.value("round", 0), r.value("note", ""));
-  const json& c = st["costs"];
-  s += fmt::format("costs: probe {:.1f} s, gate {:.1f} s, confirmation {:.1f} s, compile {:.1f} s, agent {:.1f} s (${:.2f}, {} tokens)\n",
-                   c.value("probe_s", 0.0), c.value("gate_s", 0.0), c.value("confirmation_s", 0.0), c.value("compile_s", 0.0),
-                   c.value("agent_s", 0.0), c.value("agent_cost_usd", 0.0), c.value("tokens", int64_t{0}));
+  s += format_costs(st["costs"]);
   const json& b = st["budget"];
   s += fmt::format("budget: {:.0f} s elapsed{}{}; per-job limit {:.0f} s\n", b.value("elapsed_s", 0.0),
                    b["wall_left_s"].is_number() ? fmt::format(", {:.0f} s left", b["wall_left_s"].get<double>()) : std::string(", no wall limit"),

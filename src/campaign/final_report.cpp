@@ -111,7 +111,7 @@ Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& referenc
     const ReportSummary sm = summarize_report(out.report);
     TEMPER_TRY_ASSIGN(Ledger ledger, Ledger::open(dir / "ledger.sqlite"));
     JudgeRunRow row{fmt::format("final-{}", final_ref), c.state.round, "", 0, "final", "gate", sm.cases, sm.wall_seconds,
-                    sm.compile_seconds, sm.confirm_seconds};
+                    sm.compile_seconds, sm.confirm_seconds, /*turn: after the campaign*/ ""};
     TEMPER_TRY(ledger.add(row).map([](bool) {}));
     summary["improved"] = sm.all_passed && sm.speedup && *sm.speedup > 1;
     summary["report"] = (final_dir / "report.json").string();
@@ -173,12 +173,10 @@ std::string format_final_summary(const json& s) {
   if (s.contains("status")) {
     const json& c = s["status"].value("costs", json::object());
     const json& n = s["status"].value("counts", json::object());
-    out += fmt::format("costs: probe/exploration {:.1f} s, gate {:.1f} s, confirmation {:.1f} s, compile {:.1f} s "
-                       "({} compiles, {} cache hits), agent {:.1f} s (${:.2f}, {} tokens)\n",
-                       c.value("probe_s", 0.0), c.value("gate_s", 0.0), c.value("confirmation_s", 0.0), c.value("compile_s", 0.0),
-                       n.value("compiles", 0), n.value("compile_cache_hits", 0), c.value("agent_s", 0.0), c.value("agent_cost_usd", 0.0),
-                       c.value("tokens", int64_t{0}));
-    out += fmt::format("campaign wall time: {:.0f} s\n", s["status"].value("budget", json::object()).value("elapsed_s", 0.0));
+    out += format_costs(c);
+    out += fmt::format("compiles: {} ({} cache hits)\n", n.value("compiles", 0), n.value("compile_cache_hits", 0));
+    out += fmt::format("campaign wall time: {:.0f} s ({:.0f} s campaign, {:.0f} s final report)\n", c.value("wall_s", 0.0),
+                       c.value("campaign_s", 0.0), c.value("final_s", 0.0));
   }
   out += fmt::format("campaign directory: {}\n", s.value("campaign", ""));
   if (s.contains("report")) out += fmt::format("final report: {}\n", s.value("report", ""));

@@ -45,8 +45,10 @@ ReportSummary summarize_report(const json& report) {
       const bool ok = v.value("status", "") == "PASSED";
       s.passed += ok;
       if (!ok && s.first_failure.empty()) s.first_failure = fmt::format("variant {}: {}: {}", v.value("label", ""), v.value("status", ""), v.value("message", ""));
-      s.compile_seconds += num(v.at("compile"), "seconds");
-      s.compile_cache_hit = s.compile_cache_hit && v.at("compile").value("cache_hit", false);
+      // A cache hit's seconds are the original build's, not time this run spent.
+      const bool hit = v.at("compile").value("cache_hit", false);
+      if (!hit) s.compile_seconds += num(v.at("compile"), "seconds");
+      s.compile_cache_hit = s.compile_cache_hit && hit;
       if (v.contains("timing") && v["timing"].is_object() && !s.speedup) {
         s.timed = true;
         s.speedup = num(v["timing"], "speedup", NAN);

@@ -2,8 +2,10 @@
 
 #include "judge/common.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <variant>
 
 namespace temper::campaign {
@@ -12,13 +14,14 @@ namespace {
 
 const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '1');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '2');
 CREATE TABLE IF NOT EXISTS compiles (
   key TEXT PRIMARY KEY, time TEXT NOT NULL, round INTEGER, attempt INTEGER, label TEXT,
   seconds REAL NOT NULL, cache_hit INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS judge_runs (
   key TEXT PRIMARY KEY, time TEXT NOT NULL, round INTEGER, milestone TEXT, attempt INTEGER, op TEXT NOT NULL,
-  tier TEXT, cases INTEGER, seconds REAL NOT NULL, compile_seconds REAL NOT NULL, confirm_seconds REAL NOT NULL);
+  tier TEXT, cases INTEGER, seconds REAL NOT NULL, compile_seconds REAL NOT NULL, confirm_seconds REAL NOT NULL,
+  turn TEXT);
 CREATE TABLE IF NOT EXISTS agent_turns (
   key TEXT PRIMARY KEY, time TEXT NOT NULL, round INTEGER, role TEXT NOT NULL, purpose TEXT, agent TEXT,
   seconds REAL NOT NULL, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, exit_code INTEGER,
@@ -80,6 +83,41 @@ Value opt(const std::optional<double>& v) { return v ? Value(*v) : Value(); }
 
 double column_double(Statement& st, int i) { return sqlite3_column_double(st.get(), i); }
 
+Status exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) == SQLITE_OK) return {};
+  std::string msg = err ? err : sqlite3_errmsg(db);
+  sqlite3_free(err);
+  return fail("{}", msg);
+}
+
+// Creates the tables of a new ledger, or brings an older one up to kLedgerSchemaVersion. In
+// one write transaction, so two temper processes opening an old ledger migrate it once.
+Status create_or_migrate(sqlite3* db) {
+  TEMPER_TRY(exec(db, "BEGIN IMMEDIATE"));
+  auto body = [&]() -> Status {
+    TEMPER_TRY(exec(db, kSchema));
+    Statement st(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (!st.ok() || st.step() != SQLITE_ROW) return fail("no schema version: {}", sqlite3_errmsg(db));
+    const int version = sqlite3_column_int(st.get(), 0);
+    if (version > kLedgerSchemaVersion) {
+      return fail("schema version {} is newer than this temper's {}: open it with a newer temper", version, kLedgerSchemaVersion);
+    }
+    if (version < 2) {
+      // Old rows keep NULL: which turn they ran in was not recorded (totals() says how they count).
+      TEMPER_TRY(exec(db, "ALTER TABLE judge_runs ADD COLUMN turn TEXT"));
+    }
+    const std::string set = fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'", kLedgerSchemaVersion);
+    return exec(db, set.c_str());
+  };
+  Status st = body();
+  if (!st) {
+    (void)exec(db, "ROLLBACK");
+    return st;
+  }
+  return exec(db, "COMMIT");
+}
+
 } // namespace
 
 Expected<Ledger> Ledger::open(const std::filesystem::path& file) {
@@ -91,15 +129,11 @@ Expected<Ledger> Ledger::open(const std::filesystem::path& file) {
   }
   Ledger ledger(db);
   sqlite3_busy_timeout(db, 5000);
-  char* err = nullptr;
   // WAL with NORMAL sync: a committed row survives a kill of temper at any moment (the
   // campaign's promise) without an fsync per row.
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr, &err) != SQLITE_OK ||
-      sqlite3_exec(db, kSchema, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return fail("ledger {}: {}", file.string(), msg);
-  }
+  Status st = exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  if (st) st = create_or_migrate(db);
+  if (!st) return fail("ledger {}: {}", file.string(), st.error().message);
   return ledger;
 }
 
@@ -120,9 +154,11 @@ Expected<bool> Ledger::add(const CompileRow& r) {
 }
 
 Expected<bool> Ledger::add(const JudgeRunRow& r) {
-  return insert(m_db, "INSERT OR IGNORE INTO judge_runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+  return insert(m_db,
+                "INSERT OR IGNORE INTO judge_runs (key, time, round, milestone, attempt, op, tier, cases, seconds, "
+                "compile_seconds, confirm_seconds, turn) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 {r.key, judge::utc_now(), int64_t{r.round}, r.milestone, int64_t{r.attempt}, r.op, r.tier,
-                 int64_t{r.cases}, r.seconds, r.compile_seconds, r.confirm_seconds});
+                 int64_t{r.cases}, r.seconds, r.compile_seconds, r.confirm_seconds, r.turn});
 }
 
 Expected<bool> Ledger::add(const AgentTurnRow& r) {
@@ -164,18 +200,29 @@ Expected<LedgerTotals> Ledger::totals() const {
     if (rc != SQLITE_DONE) return fail("ledger: {}", sqlite3_errmsg(m_db));
     return {};
   };
-  TEMPER_TRY(query("SELECT COUNT(*), COALESCE(SUM(cache_hit),0), COALESCE(SUM(CASE WHEN cache_hit = 0 THEN seconds ELSE 0 END),0) FROM compiles",
-                   [&](Statement& st) {
-                     t.compiles = sqlite3_column_int(st.get(), 0);
-                     t.compile_cache_hits = sqlite3_column_int(st.get(), 1);
-                     t.compile_s = column_double(st, 2);
-                   }));
-  TEMPER_TRY(query("SELECT op, COUNT(*), COALESCE(SUM(seconds - compile_seconds - confirm_seconds),0), COALESCE(SUM(confirm_seconds),0) FROM judge_runs GROUP BY op",
+  TEMPER_TRY(query("SELECT COUNT(*), COALESCE(SUM(cache_hit),0) FROM compiles", [&](Statement& st) {
+    t.compiles = sqlite3_column_int(st.get(), 0);
+    t.compile_cache_hits = sqlite3_column_int(st.get(), 1);
+  }));
+  // Each run's wall time split three ways with nothing left over: confirmation, then compile
+  // (both capped by what is left, since builds that ran in parallel report their summed time),
+  // then the rest, which is probe or gate by the op.
+  TEMPER_TRY(query(R"sql(
+      SELECT op, COUNT(*), COALESCE(SUM(seconds),0), COALESCE(SUM(conf),0), COALESCE(SUM(MIN(compile_seconds, seconds - conf)),0)
+      FROM (SELECT op, MAX(seconds, 0) AS seconds, MAX(compile_seconds, 0) AS compile_seconds,
+                   MIN(MAX(confirm_seconds, 0), MAX(seconds, 0)) AS conf FROM judge_runs)
+      GROUP BY op)sql",
                    [&](Statement& st) {
                      std::string op = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+                     const double seconds = column_double(st, 2);
+                     const double confirm = column_double(st, 3);
+                     const double compile = column_double(st, 4);
                      t.judge_runs += sqlite3_column_int(st.get(), 1);
-                     (op == "submit" || op == "final" ? t.gate_s : t.probe_s) += column_double(st, 2);
-                     t.confirmation_s += column_double(st, 3);
+                     (op == "submit" || op == "final" ? t.gate_s : t.probe_s) += seconds - confirm - compile;
+                     t.confirmation_s += confirm;
+                     t.compile_s += compile;
+                     t.judge_s += seconds;
+                     if (op == "final") t.final_s += seconds;
                    }));
   TEMPER_TRY(query("SELECT COUNT(*), COALESCE(SUM(seconds),0), COALESCE(SUM(cost_usd),0), COALESCE(SUM(input_tokens),0) + COALESCE(SUM(output_tokens),0) FROM agent_turns",
                    [&](Statement& st) {
@@ -184,6 +231,21 @@ Expected<LedgerTotals> Ledger::totals() const {
                      t.agent_cost_usd = column_double(st, 2);
                      t.tokens = sqlite3_column_int64(st.get(), 3);
                    }));
+  // The agents' own time: each turn less the judge runs its harness requests made. Rows of a
+  // schema 1 ledger (turn NULL) do not say which turn; those a harness request made (the
+  // Student's probes and submissions, the Teacher's ref-time requests) count against the turns
+  // as a whole.
+  double own = 0;
+  TEMPER_TRY(query(R"sql(
+      SELECT COALESCE(SUM(MAX(0, t.seconds - COALESCE((SELECT SUM(j.seconds) FROM judge_runs j WHERE j.turn = t.key), 0))), 0)
+      FROM agent_turns t)sql",
+                   [&](Statement& st) { own = column_double(st, 0); }));
+  TEMPER_TRY(query(R"sql(
+      SELECT COALESCE(SUM(seconds),0) FROM judge_runs
+      WHERE turn IS NULL AND (op IN ('probe', 'submit') OR key GLOB 'R*-ref-time-*'))sql",
+                   [&](Statement& st) { own -= column_double(st, 0); }));
+  t.agent_own_s = std::max(0.0, own);
+  t.agent_judge_s = t.agent_s - t.agent_own_s;
   TEMPER_TRY(query("SELECT COUNT(*) FROM revisions", [&](Statement& st) { t.revisions = sqlite3_column_int(st.get(), 0); }));
   TEMPER_TRY(query("SELECT COALESCE(SUM(promoted),0) FROM promotions", [&](Statement& st) { t.promotions = sqlite3_column_int(st.get(), 0); }));
   return t;

@@ -1,6 +1,9 @@
 // The campaign ledger: CAMPAIGN/ledger.sqlite records every compile, judge run, agent turn,
 // revision and promotion with its cost. Every row has a unique key, so replaying a step after a
 // crash (resume) inserts nothing twice; each insert is its own durable transaction.
+//
+// Schema 2 added judge_runs.turn, the agent turn a harness request ran inside; opening a
+// schema 1 ledger adds the column (its old rows keep NULL there).
 #pragma once
 
 #include "util/error.h"
@@ -15,6 +18,8 @@
 struct sqlite3;
 
 namespace temper::campaign {
+
+inline constexpr int kLedgerSchemaVersion = 2;
 
 struct CompileRow {
   std::string key;
@@ -38,6 +43,7 @@ struct JudgeRunRow {
   double seconds = 0;         // wall time of the whole run
   double compile_seconds = 0; // included in seconds
   double confirm_seconds = 0; // included in seconds
+  std::string turn;           // the AgentTurnRow key whose harness request ran it; empty: the orchestrator's own
 };
 
 struct AgentTurnRow {
@@ -81,19 +87,26 @@ struct LedgerTotals {
   int agent_turns = 0;
   int revisions = 0;
   int promotions = 0; // rows with promoted = 1
-  // Seconds by category.
+  // Seconds by category. probe, gate, confirmation and compile split the judge runs' wall time
+  // (judge_s) with nothing left over; agent_own_s is the turns' time without the judge runs
+  // made inside them, so these five never count a second twice.
   double probe_s = 0;        // probes and reference measurements, without compile and confirmation
-  double gate_s = 0;         // submissions, without compile and confirmation
+  double gate_s = 0;         // submissions and the final report, without compile and confirmation
   double confirmation_s = 0;
-  double compile_s = 0;      // compiles that were not cache hits
-  double agent_s = 0;
+  double compile_s = 0;      // builds inside judge runs that missed the compile cache
+  double judge_s = 0;        // every judge run's wall time: probe + gate + confirmation + compile
+  double final_s = 0;        // the final report's judge runs (after the campaign's own elapsed time)
+  double agent_s = 0;        // the turns' wall time, judge runs through the harness included
+  double agent_judge_s = 0;  // the judge runs' wall time inside turns (part of agent_s)
+  double agent_own_s = 0;    // agent_s - agent_judge_s: the agents' own time
   double agent_cost_usd = 0;
   int64_t tokens = 0;
 };
 
 class Ledger {
 public:
-  // Opens (creating when absent) the ledger file and its tables.
+  // Opens (creating when absent) the ledger file and its tables, bringing an older schema up
+  // to date; a ledger from a newer temper is an error.
   static Expected<Ledger> open(const std::filesystem::path& file);
   Ledger(Ledger&&) noexcept;
   Ledger& operator=(Ledger&&) noexcept;

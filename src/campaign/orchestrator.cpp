@@ -221,6 +221,13 @@ Expected<agent::TurnResult> Orchestrator::run_turn(agent::Role role, const std::
   req.state_dir = m_dir / "agents" / (teacher ? "teacher" : "student");
   TEMPER_TRY(util::make_dirs(req.state_dir));
   TEMPER_TRY(util::make_dirs(req.log_dir));
+  // Set before the harness thread starts, cleared once it has stopped (declared first, so
+  // destroyed last, on every path out).
+  m_turn_key = fmt::format("turn-{}", number);
+  struct ClearTurn {
+    std::string& key;
+    ~ClearTurn() { key.clear(); }
+  } clear_turn{m_turn_key};
   std::unique_ptr<agent::HarnessServer> server;
   if (m_deps.start_harness) {
     TEMPER_TRY(util::make_dirs(m_dir / "run"));
@@ -237,7 +244,7 @@ Expected<agent::TurnResult> Orchestrator::run_turn(agent::Role role, const std::
   if (server) server->stop();
   if (!result) return tl::unexpected(result.error());
   AgentTurnRow row;
-  row.key = fmt::format("turn-{}", number);
+  row.key = m_turn_key;
   row.round = m_file.state.round;
   row.role = teacher ? "teacher" : "student";
   row.purpose = purpose;
@@ -284,7 +291,7 @@ Status Orchestrator::prepare_teacher_workspace() {
     }
     const ReportSummary s = summarize_report(out.report);
     JudgeRunRow row{fmt::format("R{}-reference-times", m_file.state.round), m_file.state.round, "", 0, "ref-time", "correctness",
-                    s.cases, s.wall_seconds, s.compile_seconds, 0};
+                    s.cases, s.wall_seconds, s.compile_seconds, 0, /*turn: the orchestrator's own*/ ""};
     TEMPER_TRY(m_ledger->add(row).map([](bool) {}));
     TEMPER_TRY(util::write_file_atomic(refdir / "times.json",
                                        json{{"schema_version", 1}, {"reference", ref.id}, {"measured_by", "temper judge (correctness trials, median kernel seconds)"}, {"cases", times}}.dump(2) + "\n"));

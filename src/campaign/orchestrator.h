@@ -138,11 +138,22 @@ private:
   double m_start = 0;
   double m_base_elapsed = 0;
   int m_ref_ops = 0;
+  // The ledger key of the agent turn running now ("turn-12"), empty between turns: judge runs
+  // that harness requests make are recorded as inside it, so costs do not count them twice.
+  std::string m_turn_key;
 };
 
 // `temper status`: rounds, phase, current milestone, attempts, best verified speedup,
 // revisions, costs by category, budget left.
 Expected<nlohmann::json> campaign_status(const std::filesystem::path& dir);
 std::string format_status(const nlohmann::json& status);
+
+// Costs by category from the ledger's totals and the campaign's own elapsed seconds: agent
+// (own), probe, gate, confirmation, compile and other add up to wall_s (elapsed plus the final
+// report); agent_s (whole turns) and agent_judge_s (the judge runs inside them) say how the
+// agents' share was found.
+nlohmann::json cost_breakdown(const LedgerTotals& totals, double elapsed_s);
+// Two lines: the categories with the wall time, then the agents' turns and what they cost.
+std::string format_costs(const nlohmann::json& costs);
 
 } // namespace temper::campaign

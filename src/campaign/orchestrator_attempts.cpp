@@ -275,7 +275,7 @@ Status Orchestrator::apply_attempt(int n) {
     TEMPER_TRY_ASSIGN(json report, read_json_file(dir / name.get<std::string>()));
     const ReportSummary sm = summarize_report(report);
     const std::string key = fmt::format("R{}-A{:04}-{}", s.round, n, name.get<std::string>());
-    JudgeRunRow jr{key, s.round, milestone, n, op, sm.tier, sm.cases, sm.wall_seconds, sm.compile_seconds, sm.confirm_seconds};
+    JudgeRunRow jr{key, s.round, milestone, n, op, sm.tier, sm.cases, sm.wall_seconds, sm.compile_seconds, sm.confirm_seconds, m_turn_key};
     TEMPER_TRY(m_ledger->add(jr).map([](bool) {}));
     CompileRow cr{key + "-compile", s.round, n, "candidate", sm.compile_seconds, sm.compile_cache_hit};
     TEMPER_TRY(m_ledger->add(cr).map([](bool) {}));
@@ -537,7 +537,7 @@ HarnessResponse Orchestrator::handle_teacher(const HarnessRequest& r) {
     if (!out) return reply(false, out.error().message);
     const ReportSummary sm = summarize_report(out->report);
     JudgeRunRow row{fmt::format("R{}-ref-time-{}-{}", s.round, judge::utc_now(), ++m_ref_ops), s.round, "", 0, "ref-time",
-                    "correctness", sm.cases, sm.wall_seconds, sm.compile_seconds, 0};
+                    "correctness", sm.cases, sm.wall_seconds, sm.compile_seconds, 0, m_turn_key};
     (void)m_ledger->add(row);
     json times = json::array();
     std::string msg = "reference kernel seconds (median over correctness trials):";

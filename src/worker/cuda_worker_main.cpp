@@ -38,23 +38,10 @@ namespace cu = temper::worker::cuda;
 namespace {
 
 constexpr const char* kName = "temper-cuda-worker";
-constexpr size_t kMaxErrorBytes = 4096;
+using io::load_failed;
 // Device synchronization after the end event may take this long (plus a tenth of the kernel's
 // time) before the wait counts as work left running: an idle device answers in microseconds.
 constexpr double kLateWorkSeconds = 0.5e-3;
-
-char g_error[kMaxErrorBytes];
-size_t g_error_len = 0;
-
-extern "C" void worker_set_error(const char* message) {
-  if (message == nullptr) {
-    g_error_len = 0;
-    return;
-  }
-  size_t n = ::strnlen(message, kMaxErrorBytes);
-  std::memcpy(g_error, message, n);
-  g_error_len = n;
-}
 
 std::string json_escape(const std::string& s) {
   std::string out;
@@ -114,10 +101,6 @@ struct State {
 
 State g;
 
-std::string load_failed(bool harness, const std::string& message) {
-  return proto::encode(proto::LoadFailedReply{harness, message});
-}
-
 bool make_view(const proto::TensorDesc& d, unsigned char* base, uint64_t arena_size, Buffer& b) {
   if (d.shape.size() > TEMPER_MAX_RANK || d.strides.size() != d.shape.size()) return false;
   if (d.offset > arena_size || d.bytes > arena_size - d.offset) return false;
@@ -148,12 +131,8 @@ std::string handle_load(std::string_view payload) {
   if (!cmd) return load_failed(true, "malformed LOAD command");
   g.load = std::move(*cmd);
   proto::LoadCommand& c = g.load;
-  if (c.version != proto::kVersion) return load_failed(true, "protocol version mismatch");
-  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) {
-    return load_failed(true, "inputs do not form whole input sets");
-  }
+  if (std::string bad = io::check_load(c); !bad.empty()) return load_failed(true, bad);
   g.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
-  if (c.arena_size == 0) return load_failed(true, "invalid arena size");
 
   // The device first: without one nothing else matters, and the judge reports it as such.
   if (std::string why = cu::load(g.api, g.device); !why.empty()) return load_failed(true, "unsupported: " + why);
@@ -190,18 +169,7 @@ std::string handle_load(std::string_view payload) {
     out_total += g.outputs[i].bytes;
   }
   g.snapshot.resize(out_total);
-  for (const auto& a : c.attrs) {
-    temper_attr t{};
-    t.name = a.name.c_str();
-    t.kind = a.kind;
-    t.i = a.i;
-    t.f = a.f;
-    t.s = a.s.c_str();
-    t.ints = a.ints.data();
-    t.floats = a.floats.data();
-    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
-    g.attrs.push_back(t);
-  }
+  g.attrs = io::kernel_attrs(c);
   g.call_inputs.resize(static_cast<size_t>(g.per_set));
   g.call_outputs.resize(g.outputs.size());
   g.call_attrs = g.attrs;
@@ -280,17 +248,7 @@ std::string handle_run(std::string_view payload) {
   for (size_t k = 0; k < ins.size(); ++k) g.call_inputs[k] = ins[k].view;
   for (size_t k = 0; k < g.outputs.size(); ++k) g.call_outputs[k] = g.outputs[k].view;
   std::copy(g.attrs.begin(), g.attrs.end(), g.call_attrs.begin());
-  temper_args args{};
-  args.abi_version = TEMPER_ABI_VERSION;
-  args.num_inputs = g.per_set;
-  args.inputs = g.call_inputs.data();
-  args.num_outputs = static_cast<int32_t>(g.call_outputs.size());
-  args.outputs = g.call_outputs.data();
-  args.num_attrs = static_cast<int32_t>(g.call_attrs.size());
-  args.attrs = g.call_attrs.data();
-  args.num_threads = g.load.num_threads;
-  args.set_error = worker_set_error;
-  g_error_len = 0;
+  temper_args args = io::call_args(g.call_inputs, g.call_outputs, g.call_attrs, g.load.num_threads);
   api.cudaGetLastError(); // clear: an error after the call is the kernel's
 
   api.cudaEventRecord(g.start, g.stream);
@@ -299,7 +257,7 @@ std::string handle_run(std::string_view payload) {
   api.cudaEventRecord(g.end, g.stream);
   cu::Error waited = api.cudaEventSynchronize(g.end);
   std::fflush(nullptr);
-  std::string message(g_error, g_error_len);
+  std::string message = io::kernel_error();
   if (status == 0 && launch != 0) return done(-1, 0, "the kernel launch failed: " + api.error_text(launch));
   if (status == 0 && waited != 0) return done(-1, 0, "the kernel failed on the device: " + api.error_text(waited));
   float ms = 0;
@@ -351,27 +309,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   io::start_conversation(kName);
-  bool loaded = false;
-  for (;;) {
-    proto::Frame f = io::read_frame(proto::kCmdFd, kName);
-    switch (f.type) {
-    case proto::MsgType::Load:
-      if (loaded) io::die(kName, "second LOAD command");
-      loaded = true;
-      io::write_all(proto::kReplyFd, handle_load(f.payload));
-      break;
-    case proto::MsgType::Run:
-      io::write_all(proto::kReplyFd, handle_run(f.payload));
-      break;
-    case proto::MsgType::Flush:
-      g.flush_pending = true; // done inside RUN, after the input copies
-      io::write_all(proto::kReplyFd, proto::encode_flushed());
-      break;
-    case proto::MsgType::Exit:
-      std::fflush(nullptr);
-      ::_exit(0);
-    default:
-      io::die(kName, "unknown command");
-    }
-  }
+  // FLUSH is done inside RUN, after the input copies.
+  io::serve(kName, {handle_load, handle_run, [] { g.flush_pending = true; }});
 }

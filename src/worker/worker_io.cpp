@@ -1,6 +1,7 @@
 #include "worker/worker_io.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -16,6 +17,12 @@ namespace proto = backend::protocol;
 
 namespace {
 
+constexpr size_t kMaxErrorBytes = 4096;
+
+// Static, so that a kernel's set_error never allocates (it may run on any of its threads).
+char g_error[kMaxErrorBytes];
+size_t g_error_len = 0;
+
 bool read_exact(int fd, char* p, size_t n) {
   while (n > 0) {
     ssize_t got = ::read(fd, p, n);
@@ -27,6 +34,12 @@ bool read_exact(int fd, char* p, size_t n) {
   return true;
 }
 
+// If the judge dies (crash, SIGKILL, Ctrl-C on temper) while a kernel hangs, nothing would
+// ever stop this process: a tiny thread watches the command socket and ends the process when
+// the judge's end goes away. It only polls; it never reads, so commands stay with main().
+// temper-worker starts it after the sandbox, so that it is confined like every other thread
+// (before that, main() blocks only in reads of the command socket, which end when the judge
+// does).
 void* watchdog(void*) {
   for (;;) {
     pollfd p{proto::kCmdFd, POLLRDHUP, 0};
@@ -70,6 +83,7 @@ proto::Frame read_frame(int fd, const char* name) {
   return f;
 }
 
+// Keeps the kernel from seeing the judge's files.
 void close_inherited_fds() {
   constexpr int kFirst = proto::kArenaFd + 1;
 #ifdef SYS_close_range
@@ -96,10 +110,100 @@ void start_conversation(const char* name) {
     die(name, "command and reply fds are not open (the worker is started by temper)");
   }
   rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);
+  ::setrlimit(RLIMIT_CORE, &no_core); // a crashing kernel must not leave gigabytes of core behind
   close_inherited_fds();
+  // stdout is a pipe, so stdio would buffer it fully and lose a crashing kernel's last lines:
+  // those are exactly the diagnostics worth keeping.
   std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   write_all(proto::kReplyFd, proto::encode_ready());
 }
+
+std::string load_failed(bool harness, const std::string& message) {
+  return proto::encode(proto::LoadFailedReply{harness, message});
+}
+
+std::string check_load(const proto::LoadCommand& c) {
+  if (c.version != proto::kVersion) {
+    return "protocol version mismatch: judge " + std::to_string(c.version) + ", worker " + std::to_string(proto::kVersion);
+  }
+  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) return "inputs do not form whole input sets";
+  if (c.arena_size == 0 || c.arena_size > SIZE_MAX) return "invalid arena size";
+  return "";
+}
+
+std::vector<temper_attr> kernel_attrs(const proto::LoadCommand& c) {
+  std::vector<temper_attr> out;
+  for (const auto& a : c.attrs) {
+    temper_attr t{};
+    t.name = a.name.c_str();
+    t.kind = a.kind;
+    t.i = a.i;
+    t.f = a.f;
+    t.s = a.s.c_str();
+    t.ints = a.ints.data();
+    t.floats = a.floats.data();
+    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
+    out.push_back(t);
+  }
+  return out;
+}
+
+void serve(const char* name, const Handlers& h) {
+  bool loaded = false;
+  for (;;) {
+    proto::Frame f = read_frame(proto::kCmdFd, name);
+    switch (f.type) {
+    case proto::MsgType::Load:
+      if (loaded) die(name, "second LOAD command");
+      loaded = true;
+      write_all(proto::kReplyFd, h.load(f.payload));
+      break;
+    case proto::MsgType::Run:
+      write_all(proto::kReplyFd, h.run(f.payload));
+      break;
+    case proto::MsgType::Flush:
+      h.flush();
+      write_all(proto::kReplyFd, proto::encode_flushed());
+      break;
+    case proto::MsgType::Exit:
+      // _exit, not exit: the artifact's static destructors are the kernel's code and do not
+      // get to run (or hang) after the judge is done with it.
+      std::fflush(nullptr);
+      ::_exit(0);
+    default:
+      die(name, "unknown command");
+    }
+  }
+}
+
+extern "C" void set_kernel_error(const char* message) {
+  if (message == nullptr) {
+    g_error_len = 0;
+    return;
+  }
+  size_t n = ::strnlen(message, kMaxErrorBytes);
+  std::memcpy(g_error, message, n);
+  g_error_len = n;
+}
+
+void clear_kernel_error() { g_error_len = 0; }
+
+temper_args call_args(std::vector<temper_tensor>& inputs, std::vector<temper_tensor>& outputs, std::vector<temper_attr>& attrs,
+                      int32_t num_threads) {
+  temper_args args{};
+  args.abi_version = TEMPER_ABI_VERSION;
+  args.num_inputs = static_cast<int32_t>(inputs.size());
+  args.inputs = inputs.data();
+  args.num_outputs = static_cast<int32_t>(outputs.size());
+  args.outputs = outputs.data();
+  args.num_attrs = static_cast<int32_t>(attrs.size());
+  args.attrs = attrs.data();
+  args.num_threads = num_threads;
+  args.set_error = set_kernel_error;
+  clear_kernel_error();
+  return args;
+}
+
+std::string kernel_error() { return std::string(g_error, g_error_len); }
 
 } // namespace temper::worker::io

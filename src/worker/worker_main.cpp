@@ -9,6 +9,7 @@
 // 1/2 go to a pipe the judge drains. Every other inherited fd is closed at startup.
 #include "backend/protocol.h"
 #include "worker/sandbox.h"
+#include "worker/worker_io.h"
 
 #include <temper/kernel.h>
 
@@ -21,17 +22,15 @@
 #include <ctime>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
 
 namespace proto = temper::backend::protocol;
+namespace io = temper::worker::io;
 
 namespace {
 
@@ -40,104 +39,12 @@ namespace {
 // which reserves 64 MiB of address space by itself.
 constexpr uint64_t kBaseMargin = uint64_t{256} << 20;
 constexpr uint64_t kPerThreadMargin = uint64_t{96} << 20;
-constexpr size_t kMaxErrorBytes = 4096;
+constexpr const char* kName = "temper-worker";
 
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "temper-worker: %s\n", what);
-  std::fflush(nullptr);
-  ::_exit(2);
-}
-
-bool read_exact(int fd, char* p, size_t n) {
-  while (n > 0) {
-    ssize_t got = ::read(fd, p, n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    p += got;
-    n -= static_cast<size_t>(got);
-  }
-  return true;
-}
-
-void write_all(int fd, const std::string& s) {
-  const char* p = s.data();
-  size_t n = s.size();
-  while (n > 0) {
-    ssize_t put = ::write(fd, p, n);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) ::_exit(0); // the judge is gone: nobody is left to report to
-    p += put;
-    n -= static_cast<size_t>(put);
-  }
-}
-
-// The next command; exits quietly on end of stream (the judge closed its end).
-proto::Frame read_frame(int fd) {
-  char len[4];
-  if (!read_exact(fd, len, 4)) ::_exit(0);
-  uint32_t n = 0;
-  std::memcpy(&n, len, 4);
-  if (n < 1 || n > proto::kMaxFrame) die("corrupt command stream");
-  std::string body(n, '\0');
-  if (!read_exact(fd, body.data(), n)) ::_exit(0);
-  proto::Frame f;
-  f.type = static_cast<proto::MsgType>(static_cast<uint8_t>(body[0]));
-  f.payload = body.substr(1);
-  return f;
-}
-
-// --- set_error --------------------------------------------------------------------------------
-
-char g_error[kMaxErrorBytes];
-size_t g_error_len = 0;
-
-extern "C" void worker_set_error(const char* message) {
-  if (message == nullptr) {
-    g_error_len = 0;
-    return;
-  }
-  size_t n = ::strnlen(message, kMaxErrorBytes);
-  std::memcpy(g_error, message, n);
-  g_error_len = n;
-}
+[[noreturn]] void die(const char* what) { io::die(kName, what); }
+using io::load_failed;
 
 // --- process setup ----------------------------------------------------------------------------
-
-// Keeps the kernel from seeing the judge's files: only stdio and the protocol fds survive.
-void close_inherited_fds() {
-  constexpr int kFirst = proto::kArenaFd + 1;
-#ifdef SYS_close_range
-  if (::syscall(SYS_close_range, kFirst, ~0U, 0) == 0) return;
-#endif
-  long max = ::sysconf(_SC_OPEN_MAX);
-  if (max < 0 || max > 65536) max = 65536;
-  for (int fd = kFirst; fd < max; ++fd) ::close(fd);
-}
-
-// If the judge dies (crash, SIGKILL, Ctrl-C on temper) while a kernel hangs, nothing would
-// ever stop this process: a tiny thread watches the command socket and ends the process when
-// the judge's end goes away. It only polls; it never reads, so commands stay with main(). It
-// starts after the sandbox, so that it is confined like every other thread (before that, main()
-// blocks only in reads of the command socket, which end when the judge does).
-void* watchdog(void*) {
-  for (;;) {
-    pollfd p{proto::kCmdFd, POLLRDHUP, 0};
-    int rc = ::poll(&p, 1, -1);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) ::_exit(0);
-  }
-}
-
-bool start_watchdog() {
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, 64 * 1024);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t t;
-  bool started = pthread_create(&t, &attr, watchdog, nullptr) == 0;
-  pthread_attr_destroy(&attr);
-  return started;
-}
 
 // Bytes of address space this process uses now (VmSize), or 0 if /proc is unavailable.
 uint64_t current_address_space() {
@@ -185,10 +92,6 @@ void handle_flush() {
   asm volatile("" : : "r"(p) : "memory");
 }
 
-std::string load_failed(bool harness, const std::string& message) {
-  return proto::encode(proto::LoadFailedReply{harness, message});
-}
-
 bool make_tensor(const proto::TensorDesc& d, unsigned char* base, uint64_t arena_size, temper_tensor& t) {
   if (d.shape.size() > TEMPER_MAX_RANK || d.strides.size() != d.shape.size()) return false;
   if (d.offset > arena_size || d.bytes > arena_size - d.offset) return false;
@@ -210,15 +113,8 @@ std::string handle_load(std::string_view payload) {
   Kernel& k = g_kernel;
   k.load = std::move(*cmd);
   proto::LoadCommand& c = k.load;
-  if (c.version != proto::kVersion) {
-    return load_failed(true, "protocol version mismatch: judge " + std::to_string(c.version) + ", worker " +
-                                 std::to_string(proto::kVersion));
-  }
-  if (c.input_sets < 1 || c.inputs.size() % static_cast<size_t>(c.input_sets) != 0) {
-    return load_failed(true, "inputs do not form whole input sets");
-  }
+  if (std::string bad = io::check_load(c); !bad.empty()) return load_failed(true, bad);
   k.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
-  if (c.arena_size == 0 || c.arena_size > SIZE_MAX) return load_failed(true, "invalid arena size");
 
   void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, c.arena_fd, 0);
   if (base == MAP_FAILED) return load_failed(true, std::string("cannot map the arena: ") + std::strerror(errno));
@@ -233,18 +129,7 @@ std::string handle_load(std::string_view payload) {
   for (size_t i = 0; i < c.outputs.size(); ++i) {
     if (!make_tensor(c.outputs[i], b, c.arena_size, k.outputs[i])) return load_failed(true, "invalid output tensor descriptor");
   }
-  for (const auto& a : c.attrs) {
-    temper_attr t{};
-    t.name = a.name.c_str();
-    t.kind = a.kind;
-    t.i = a.i;
-    t.f = a.f;
-    t.s = a.s.c_str();
-    t.ints = a.ints.data();
-    t.floats = a.floats.data();
-    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
-    k.attrs.push_back(t);
-  }
+  k.attrs = io::kernel_attrs(c);
   k.call_inputs.resize(static_cast<size_t>(k.per_set));
   k.call_outputs = k.outputs;
   k.call_attrs = k.attrs;
@@ -280,7 +165,8 @@ std::string handle_load(std::string_view payload) {
   temper::worker::SandboxResult sandbox = temper::worker::install_sandbox(c.artifact, proto::kReplyFd);
   if (!sandbox.error.empty()) return load_failed(true, "cannot install the sandbox: " + sandbox.error);
   if (!sandbox.warning.empty()) std::fprintf(stderr, "temper-worker: %s\n", sandbox.warning.c_str());
-  if (!start_watchdog()) return load_failed(true, "cannot start the watchdog thread");
+  // After the sandbox, so the watchdog thread is confined too (worker/worker_io.h).
+  if (!io::start_watchdog()) return load_failed(true, "cannot start the watchdog thread");
 
   void* handle = ::dlopen(c.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -308,17 +194,7 @@ std::string handle_run(std::string_view payload) {
   std::copy(set_inputs, set_inputs + k.per_set, k.call_inputs.begin());
   std::copy(k.outputs.begin(), k.outputs.end(), k.call_outputs.begin());
   std::copy(k.attrs.begin(), k.attrs.end(), k.call_attrs.begin());
-  temper_args args{};
-  args.abi_version = TEMPER_ABI_VERSION;
-  args.num_inputs = k.per_set;
-  args.inputs = k.call_inputs.data();
-  args.num_outputs = static_cast<int32_t>(k.call_outputs.size());
-  args.outputs = k.call_outputs.data();
-  args.num_attrs = static_cast<int32_t>(k.call_attrs.size());
-  args.attrs = k.call_attrs.data();
-  args.num_threads = k.load.num_threads;
-  args.set_error = worker_set_error;
-  g_error_len = 0;
+  temper_args args = io::call_args(k.call_inputs, k.call_outputs, k.call_attrs, k.load.num_threads);
 
   timespec c0{};
   timespec c1{};
@@ -336,7 +212,7 @@ std::string handle_run(std::string_view payload) {
   done.status = status;
   done.kernel_ns = (static_cast<int64_t>(t1.tv_sec) - t0.tv_sec) * 1'000'000'000 + (t1.tv_nsec - t0.tv_nsec);
   done.cpu_ns = (static_cast<int64_t>(c1.tv_sec) - c0.tv_sec) * 1'000'000'000 + (c1.tv_nsec - c0.tv_nsec);
-  done.message.assign(g_error, g_error_len);
+  done.message = io::kernel_error();
   return proto::encode(done);
 }
 
@@ -347,41 +223,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: temper-worker --protocol %u (started by temper, not by hand)\n", proto::kVersion);
     return 2;
   }
-  if (::fcntl(proto::kCmdFd, F_GETFD) < 0 || ::fcntl(proto::kReplyFd, F_GETFD) < 0) {
-    die("command and reply fds are not open (temper-worker is started by temper)");
-  }
-  rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core); // a crashing kernel must not leave gigabytes of core behind
-  close_inherited_fds();
-  // stdout is a pipe, so stdio would buffer it fully and lose a crashing kernel's last lines:
-  // those are exactly the diagnostics worth keeping.
-  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
-  write_all(proto::kReplyFd, proto::encode_ready());
-
-  bool loaded = false;
-  for (;;) {
-    proto::Frame f = read_frame(proto::kCmdFd);
-    switch (f.type) {
-    case proto::MsgType::Load: {
-      if (loaded) die("second LOAD command");
-      loaded = true;
-      write_all(proto::kReplyFd, handle_load(f.payload));
-      break;
-    }
-    case proto::MsgType::Run:
-      write_all(proto::kReplyFd, handle_run(f.payload));
-      break;
-    case proto::MsgType::Flush:
-      handle_flush();
-      write_all(proto::kReplyFd, proto::encode_flushed());
-      break;
-    case proto::MsgType::Exit:
-      // _exit, not exit: the artifact's static destructors are the kernel's code and do not
-      // get to run (or hang) after the judge is done with it.
-      std::fflush(nullptr);
-      ::_exit(0);
-    default:
-      die("unknown command");
-    }
-  }
+  // Before the sandbox, which goes on in LOAD (worker/worker_io.h says why the order matters).
+  io::start_conversation(kName);
+  io::serve(kName, {handle_load, handle_run, handle_flush});
 }

@@ -6,6 +6,7 @@
 #include "agent/agent.h"
 #include "campaign/judge_service.h"
 #include "campaign/orchestrator.h"
+#include "util/clock.h"
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -76,12 +77,14 @@ public:
   };
   std::vector<Call> calls;
   int throw_on_call = 0; // 1-based call number that throws Killed; 0: never
+  util::FakeClock* clock = nullptr; // when set, each judge call takes its report's 2 s on it
 
   Expected<JudgeOutcome> judge(const JudgeCall& call) override {
     // No candidate: the sealed reference itself is judged (the Teacher's measurements).
     auto text = util::read_file(call.candidate.empty() ? call.store / call.reference / "reference.cpp" : call.candidate);
     if (!text) return tl::unexpected(text.error());
     calls.push_back({call.tier, call.candidate, *text, call.cases});
+    if (clock) clock->advance(2.0);
     if (throw_on_call > 0 && static_cast<int>(calls.size()) == throw_on_call) throw Killed{"judge"};
     std::smatch m;
     std::string status = "PASSED";
@@ -160,10 +163,17 @@ public:
   Orchestrator** orchestrator = nullptr;
   std::vector<std::string> responses;
   int turns = 0;
+  double turn_seconds = 1.0;        // what each turn reports
+  util::FakeClock* clock = nullptr; // when set, each turn lasts turn_seconds on it, its requests included
 
   std::string name() const override { return "scripted"; }
   Expected<agent::TurnResult> run_turn(const agent::TurnRequest& req) override {
     ++turns;
+    const double t0 = clock ? clock->now() : 0;
+    auto finish = [&](agent::TurnResult r) {
+      if (clock) clock->advance(turn_seconds - (clock->now() - t0));
+      return r;
+    };
     const std::string round = req.workspace.parent_path().filename().string();
     auto md = util::read_file(req.workspace / "milestone.md");
     std::smatch m;
@@ -175,12 +185,12 @@ public:
       if (e.is_regular_file()) files.insert(e.path().lexically_relative(req.workspace).string());
     }
     agent::TurnResult r;
-    r.seconds = 1.0;
+    r.seconds = turn_seconds;
     r.input_tokens = 100;
     r.output_tokens = 50;
     r.cost_usd = 0.01;
     auto& q = script[round + "/" + milestone];
-    if (q.empty()) return r; // nothing scripted: an idle turn
+    if (q.empty()) return finish(r); // nothing scripted: an idle turn
     const Turn turn = q.front();
     for (size_t k = 0; k < turn.size(); ++k) {
       const Action& a = turn[k];
@@ -202,7 +212,7 @@ public:
       }
     }
     q.pop_front();
-    return r;
+    return finish(r);
   }
   std::vector<std::string> seen;
   std::map<std::string, std::set<std::string>> workspace_files; // "R1/M0" -> files at turn start

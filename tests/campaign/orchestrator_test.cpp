@@ -561,6 +561,47 @@ TEST(OrchestratorResumeTest, ResumeOfAFinishedCampaignDoesNothing) {
 }
 
 
+// Costs: a Student turn of 30 s whose probe and submission each ran the judge for 2 s. The
+// agent's own time leaves those 4 s out, and agent (own), probe, gate, confirmation, compile
+// and other add up to the campaign's wall time, each second counted once.
+TEST(OrchestratorTest, CostCategoriesAddUpToTheWallTime) {
+  json plan = test_plan("rows");
+  plan["decisions"] = json::array({plan["decisions"][0]});
+  plan["milestones"] = json::array({plan["milestones"][0]});
+  Rig rig(std::vector<json>{plan});
+  rig.student.script["R1/M0"] = {{probe("fake: speedup=1.0"), submit("fake: speedup=1.0")}};
+  rig.student.turn_seconds = 30;
+  rig.student.clock = &rig.clock;
+  rig.judge.clock = &rig.clock;
+  auto o = rig.create(test_config(rig.task, 1));
+  ASSERT_TRUE(o->run());
+  ASSERT_EQ(o->state().phase, Phase::Done);
+  EXPECT_EQ(rig.student.turns, 1);
+  auto t = o->ledger().totals();
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->judge_runs, 3); // the reference measurement, then the Student's probe and submission
+  EXPECT_NEAR(t->agent_judge_s, 2 * 2.0, 1e-9);
+  // The planfile Teacher's turn takes real milliseconds; the Student's own 26 s.
+  EXPECT_NEAR(t->agent_own_s, 30 - 4.0, 0.5);
+
+  auto st = campaign_status(rig.dir);
+  ASSERT_TRUE(st.has_value()) << st.error().message;
+  const json& c = (*st)["costs"];
+  const double wall = c["wall_s"].get<double>();
+  EXPECT_DOUBLE_EQ(wall, o->state().elapsed_s);
+  EXPECT_GT(wall, 30 + 2.0);
+  EXPECT_DOUBLE_EQ(c["judge_s"].get<double>(), 3 * 2.0);
+  double sum = 0;
+  for (const char* k : {"agent_own_s", "probe_s", "gate_s", "confirmation_s", "compile_s", "other_s"}) sum += c[k].get<double>();
+  EXPECT_NEAR(sum, wall, 0.5) << c.dump();
+  EXPECT_GE(c["other_s"].get<double>(), 0.0);
+  // Whole turns would have counted the Student's judge runs twice.
+  EXPECT_GT(sum - c["agent_own_s"].get<double>() + c["agent_s"].get<double>(), wall + 3.5);
+  const std::string text = format_status(*st);
+  EXPECT_NE(text.find("agent (own) 26."), std::string::npos) << text;
+  EXPECT_NE(text.find("of which 4.0 s judge runs through the harness"), std::string::npos) << text;
+}
+
 // The final report judges the last promoted kernel (R1, 2.2x) against R0 once, on the campaign's
 // cases at the gate tier, and a second call reads it back without judging.
 TEST(FinalReportTest, JudgesFinalReferenceAgainstStartOnce) {

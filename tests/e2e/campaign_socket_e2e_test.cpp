@@ -135,6 +135,12 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   EXPECT_EQ(t->promotions, promo["promoted"].get<bool>() ? 1 : 0);
   EXPECT_GT(t->gate_s, 0);
   EXPECT_GT(t->probe_s, 0);
+  // Judge runs the agents asked for over the socket are recorded inside their turns, so the
+  // agents' own time leaves them out; the Teacher's workspace measurement and the final report
+  // ran outside any turn.
+  EXPECT_GT(t->agent_judge_s, 0);
+  EXPECT_LT(t->agent_judge_s, t->judge_s);
+  EXPECT_DOUBLE_EQ(t->agent_own_s + t->agent_judge_s, t->agent_s);
 
   // No workspace ever holds the reference source, and the sealed store is not visible in the sandbox.
   const std::string reference = *util::read_file(kSource / "tasks" / "swi_glu" / "reference.cpp");
