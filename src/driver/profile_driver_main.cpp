@@ -13,6 +13,7 @@
 // The driver has no sandbox of its own (valgrind cannot run a seccomp-filtered guest): the judge
 // runs it only on candidates that passed the boundary checks, inside bubblewrap where available.
 #include "backend/protocol.h"
+#include "worker/worker_io.h"
 
 #include <temper/kernel.h>
 
@@ -106,19 +107,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!make_tensor(cmd->outputs[i], b, cmd->arena_size, outputs[i])) return usage_error("invalid output descriptor");
   }
-  std::vector<temper_attr> attrs;
-  for (const auto& a : cmd->attrs) {
-    temper_attr t{};
-    t.name = a.name.c_str();
-    t.kind = a.kind;
-    t.i = a.i;
-    t.f = a.f;
-    t.s = a.s.c_str();
-    t.ints = a.ints.data();
-    t.floats = a.floats.data();
-    t.count = a.kind == TEMPER_ATTR_FLOAT_LIST ? static_cast<int64_t>(a.floats.size()) : static_cast<int64_t>(a.ints.size());
-    attrs.push_back(t);
-  }
+  std::vector<temper_attr> attrs = temper::worker::io::kernel_attrs(*cmd);
 
   void* handle = ::dlopen(cmd->artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

@@ -25,6 +25,26 @@ Placement place(double lo, double hi, const Range& r) {
   return Placement::Straddles;
 }
 
+// The outcome of an interval against the claimed range: certified inside, refuted entirely
+// outside, not decided when it straddles a bound. `range` names the range in the reason
+// ("expected", "accepted").
+void decide_by_placement(Decision& d, double lo, double hi, const Range& want, const std::string& span, std::string_view range) {
+  switch (place(lo, hi, want)) {
+  case Placement::Inside:
+    d.outcome = "certified";
+    d.reason = fmt::format("{} lies inside the {} {}", span, range, want.to_string());
+    break;
+  case Placement::Outside:
+    d.outcome = "refuted";
+    d.reason = fmt::format("{} lies entirely outside the {} {}", span, range, want.to_string());
+    break;
+  case Placement::Straddles:
+    d.outcome = "ambiguous";
+    d.reason = fmt::format("{} straddles a bound of the {} {}: not decided", span, range, want.to_string());
+    break;
+  }
+}
+
 Decision decide_paired(const Entry& e, const ProbeOutcome& o) {
   Decision d;
   const Range& want = e.probe.expect;
@@ -47,24 +67,12 @@ Decision decide_paired(const Entry& e, const ProbeOutcome& o) {
     return d;
   }
   const std::string span = fmt::format("b's speedup over a {:.3f}, 95% interval over {} job(s) [{:.3f}, {:.3f}]", speedup, o.jobs.size(), lo, hi);
-  switch (place(lo, hi, want)) {
-  case Placement::Inside:
-    if (o.verdict_confirmed) {
-      d.outcome = "certified";
-      d.reason = fmt::format("{} lies inside the expected {}; verdict {} confirmed", span, want.to_string(), o.merged_verdict);
-    } else {
-      d.outcome = "ambiguous";
-      d.reason = fmt::format("{} lies inside the expected {}, but the jobs' verdicts disagree ({})", span, want.to_string(), o.merged_verdict);
-    }
-    break;
-  case Placement::Outside:
-    d.outcome = "refuted";
-    d.reason = fmt::format("{} lies entirely outside the expected {}", span, want.to_string());
-    break;
-  case Placement::Straddles:
+  decide_by_placement(d, lo, hi, want, span, "expected");
+  if (d.outcome == "certified" && o.verdict_confirmed) {
+    d.reason += fmt::format("; verdict {} confirmed", o.merged_verdict);
+  } else if (d.outcome == "certified") {
     d.outcome = "ambiguous";
-    d.reason = fmt::format("{} straddles a bound of the expected {}: not decided", span, want.to_string());
-    break;
+    d.reason = fmt::format("{} lies inside the expected {}, but the jobs' verdicts disagree ({})", span, want.to_string(), o.merged_verdict);
   }
   return d;
 }
@@ -95,20 +103,7 @@ Decision decide_measure(const Entry& e, const ProbeOutcome& o) {
     return d;
   }
   const std::string span = fmt::format("{} {:.4g} {}, 95% interval over {} job(s) [{:.4g}, {:.4g}]", f.name, value, f.unit, n, lo, hi);
-  switch (place(lo, hi, want)) {
-  case Placement::Inside:
-    d.outcome = "certified";
-    d.reason = fmt::format("{} lies inside the accepted {}", span, want.to_string());
-    break;
-  case Placement::Outside:
-    d.outcome = "refuted";
-    d.reason = fmt::format("{} lies entirely outside the accepted {}", span, want.to_string());
-    break;
-  case Placement::Straddles:
-    d.outcome = "ambiguous";
-    d.reason = fmt::format("{} straddles a bound of the accepted {}: not decided", span, want.to_string());
-    break;
-  }
+  decide_by_placement(d, lo, hi, want, span, "accepted");
   return d;
 }
 
@@ -177,20 +172,7 @@ Decision decide_metric(const Entry& e, const ProbeOutcome& o) {
     basis = fmt::format("{} {}, range over {} job(s) [{}, {}]", number_text(value), unit, o.jobs.size(), number_text(lo), number_text(hi));
   }
   const std::string span = fmt::format("{} {}", m.name, basis);
-  switch (place(lo, hi, want)) {
-  case Placement::Inside:
-    d.outcome = "certified";
-    d.reason = fmt::format("{} lies inside the expected {}", span, want.to_string());
-    break;
-  case Placement::Outside:
-    d.outcome = "refuted";
-    d.reason = fmt::format("{} lies entirely outside the expected {}", span, want.to_string());
-    break;
-  case Placement::Straddles:
-    d.outcome = "ambiguous";
-    d.reason = fmt::format("{} straddles a bound of the expected {}: not decided", span, want.to_string());
-    break;
-  }
+  decide_by_placement(d, lo, hi, want, span, "expected");
   return d;
 }
 
