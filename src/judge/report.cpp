@@ -107,6 +107,17 @@ nlohmann::json estimate_json(const PairedEstimate& e) {
           {"half_width_log", json_number(e.half_width)}};
 }
 
+// Beyond this many times the samples, a projected cap is no advice worth following.
+constexpr double kPracticalSampleFactor = 25;
+
+// AMBIGUOUS cases: the cap per arm that would likely decide them (null: no finite cap does).
+nlohmann::json decide_json(const CaseTimingSummary& t) {
+  if (!t.decide_cap_s) return nullptr;
+  return {{"towards", verdict_name(t.decide_towards)},
+          {"cap_s", std::isfinite(*t.decide_cap_s) ? nlohmann::json(*t.decide_cap_s) : nlohmann::json()},
+          {"sample_factor", json_number(t.decide_sample_factor)}};
+}
+
 nlohmann::json timing_json(const CaseTimingSummary& t, bool device_time) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& job : t.jobs) {
@@ -147,6 +158,7 @@ nlohmann::json timing_json(const CaseTimingSummary& t, bool device_time) {
           {"hardware_bound_us", t.hardware_bound_us ? nlohmann::json(*t.hardware_bound_us) : nlohmann::json()},
           {"hardware_bound_source", t.bound_source},
           {"roofline_fraction", t.roofline_fraction ? nlohmann::json(*t.roofline_fraction) : nlohmann::json()},
+          {"decide", decide_json(t)},
           {"jobs", jobs}};
 }
 
@@ -303,6 +315,23 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
     out << fmt::format("timing ({} tier, {}+{} jobs): geomean speedup {}{}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n",
                        t["tier"].get<std::string>(), t["measurement_jobs"].get<int>(), t["confirmation_jobs"].get<int>(), geo, ci,
                        v["FASTER"].get<int>(), v["SLOWER"].get<int>(), v["SAME"].get<int>(), v["AMBIGUOUS"].get<int>());
+    // AMBIGUOUS is not a dead end: say how much measurement would likely settle it.
+    for (const auto& c : r.cases) {
+      if (!c.timing || !c.timing->decide_cap_s) continue;
+      const CaseTimingSummary& ct = *c.timing;
+      if (std::isfinite(*ct.decide_cap_s) && ct.decide_sample_factor <= kPracticalSampleFactor) {
+        out << fmt::format("case {}: AMBIGUOUS; at this noise about {:.1f} s per arm (--cap {:.0f}) would likely clear the {:.1f}% "
+                           "threshold (the estimate points to {})\n",
+                           c.case_id, *ct.decide_cap_s, std::ceil(*ct.decide_cap_s), 100 * ct.delta, verdict_name(ct.decide_towards));
+      } else if (std::isfinite(*ct.decide_cap_s)) {
+        out << fmt::format("case {}: AMBIGUOUS; at this noise a verdict needs {:.0f} times this measurement (about {:.0f} s per arm): "
+                           "the machine is too noisy, or the difference too close to the {:.1f}% threshold\n",
+                           c.case_id, ct.decide_sample_factor, *ct.decide_cap_s, 100 * ct.delta);
+      } else {
+        out << fmt::format("case {}: AMBIGUOUS; the estimate sits on the {:.1f}% noise threshold: more measurement does not decide it\n",
+                           c.case_id, 100 * ct.delta);
+      }
+    }
     // Where a hardware bound is known: how close the candidate's median time comes to it.
     for (const auto& c : r.cases) {
       if (!c.timing || !c.timing->roofline_fraction || !c.timing->hardware_bound_us) continue;

@@ -338,6 +338,28 @@ Verdict decide_verdict(const PairedEstimate& e, double delta) {
   return Verdict::Ambiguous;
 }
 
+std::optional<DecisionProjection> project_decision(const PairedEstimate& e, double delta) {
+  if (decide_verdict(e, delta) != Verdict::Ambiguous || e.n == 0 || !e.ci_determined) return std::nullopt;
+  const double band = std::log1p(std::max(delta, 0.0));
+  const double m = e.median_log_ratio;
+  const double below = std::max(m - e.log_lo, 0.0); // the interval's reach on each side of m
+  const double above = std::max(e.log_hi - m, 0.0);
+  DecisionProjection p;
+  double k = kInf; // shrink factor of the interval's reach
+  if (m > band) {
+    p.towards = Verdict::Faster;
+    k = below / (m - band);
+  } else if (m < -band) {
+    p.towards = Verdict::Slower;
+    k = above / (-band - m);
+  } else if (m > -band && m < band) {
+    p.towards = Verdict::Same;
+    k = std::max(below / (m + band), above / (band - m));
+  }
+  p.sample_factor = std::isfinite(k) ? std::max(k * k, 1.0) : kInf;
+  return p;
+}
+
 Aggregate aggregate_cases(std::span<const CaseComparison> cases, double delta) {
   Aggregate a;
   a.cases = static_cast<int>(cases.size());

@@ -138,6 +138,19 @@ std::optional<Verdict> parse_verdict(std::string_view name);
 //   AMBIGUOUS otherwise, and whenever the interval is undetermined.
 Verdict decide_verdict(const PairedEstimate& e, double delta);
 
+// What would likely decide an AMBIGUOUS estimate: the verdict its centre points to and how many
+// times the samples it took. Interval widths shrink as 1/sqrt(samples), so the interval
+// [lo, hi] around the centre m shrinks by k with k^2 times the samples; the projection is the
+// smallest k that moves the shrunk interval wholly past the band (FASTER, SLOWER) or inside it
+// (SAME). An extrapolation that holds only if the estimate and the noise stay as measured.
+// nullopt when the estimate is already decided or undetermined; `sample_factor` is infinite
+// when the centre sits on the band's edge (no amount of measurement decides it).
+struct DecisionProjection {
+  Verdict towards = Verdict::Ambiguous;
+  double sample_factor = 1;
+};
+std::optional<DecisionProjection> project_decision(const PairedEstimate& e, double delta);
+
 // ---- Aggregate over cases ------------------------------------------------------------------
 
 struct CaseComparison {

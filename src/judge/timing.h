@@ -123,6 +123,12 @@ struct CaseTimingSummary {
   std::optional<double> hardware_bound_us; // temper.yaml's, else the roofline's from the cost model
   std::string bound_source;                // "temper.yaml", or the roofline's source and limiter
   std::optional<double> roofline_fraction; // bound / candidate median: 1 = at the hardware bound
+  // AMBIGUOUS only: the cap per arm that would likely decide the case, towards `decide_towards`
+  // (stats.h project_decision on each job, the largest); infinite when the estimate sits on the
+  // noise threshold; unset when the jobs point different ways or nothing was measured.
+  std::optional<double> decide_cap_s;
+  Verdict decide_towards = Verdict::Ambiguous;
+  double decide_sample_factor = 0; // the samples that cap takes, relative to this measurement's
 };
 
 // How many input sets a case's pool gets under the protocol's memory cap.

@@ -24,28 +24,6 @@ uint64_t job_seed_for(uint64_t base, int job) {
   return x ^ (x >> 31);
 }
 
-void summarize(CaseTimingSummary& s) {
-  std::vector<Verdict> measure, confirm;
-  double log_sum = 0;
-  int n = 0;
-  s.speedup_lo = INFINITY;
-  s.speedup_hi = 0;
-  for (const auto& j : s.jobs) {
-    (j.confirmation ? confirm : measure).push_back(j.result.verdict);
-    const auto& e = j.result.paired.estimate;
-    if (j.result.paired.status != PairedStatus::Measured || e.n == 0) continue;
-    log_sum += e.median_log_ratio;
-    ++n;
-    s.speedup_lo = std::min(s.speedup_lo, e.ci_determined ? e.speedup_lo : 0.0);
-    s.speedup_hi = std::max(s.speedup_hi, e.ci_determined ? e.speedup_hi : INFINITY);
-  }
-  s.speedup = n ? std::exp(log_sum / n) : NAN;
-  if (!n) s.speedup_lo = s.speedup_hi = NAN;
-  MergedVerdict m = merge_confirmation(measure, confirm);
-  s.verdict = m.verdict;
-  s.confirmed = m.confirmed;
-  s.reason = std::string(m.reason);
-}
 
 // Folds what timing found about the candidate into the case's status.
 void apply_to_status(CaseResult& r, double cap_s) {
@@ -100,6 +78,57 @@ std::optional<double> case_bound_us(const core::Task& task, const core::Case& c,
 }
 
 } // namespace
+
+void summarize_timing_jobs(CaseTimingSummary& s) {
+  std::vector<Verdict> measure, confirm;
+  double log_sum = 0;
+  int n = 0;
+  s.speedup_lo = INFINITY;
+  s.speedup_hi = 0;
+  for (const auto& j : s.jobs) {
+    (j.confirmation ? confirm : measure).push_back(j.result.verdict);
+    const auto& e = j.result.paired.estimate;
+    if (j.result.paired.status != PairedStatus::Measured || e.n == 0) continue;
+    log_sum += e.median_log_ratio;
+    ++n;
+    s.speedup_lo = std::min(s.speedup_lo, e.ci_determined ? e.speedup_lo : 0.0);
+    s.speedup_hi = std::max(s.speedup_hi, e.ci_determined ? e.speedup_hi : INFINITY);
+  }
+  s.speedup = n ? std::exp(log_sum / n) : NAN;
+  if (!n) s.speedup_lo = s.speedup_hi = NAN;
+  MergedVerdict m = merge_confirmation(measure, confirm);
+  s.verdict = m.verdict;
+  s.confirmed = m.confirmed;
+  s.reason = std::string(m.reason);
+  s.decide_cap_s.reset();
+  s.decide_towards = Verdict::Ambiguous;
+  s.decide_sample_factor = 0;
+  if (s.verdict != Verdict::Ambiguous) return;
+  // Every job must end up on the same side: a decided job counts as pointing its own way.
+  double cap = 0;
+  for (const auto& j : s.jobs) {
+    const PairedResult& p = j.result.paired;
+    if (p.status != PairedStatus::Measured || p.estimate.n == 0) return;
+    Verdict towards = j.result.verdict;
+    if (towards == Verdict::Ambiguous) {
+      const auto proj = project_decision(p.estimate, j.result.delta);
+      if (!proj) return;
+      if (proj->towards == Verdict::Ambiguous) { // the centre sits on the threshold
+        s.decide_cap_s = INFINITY;
+        s.decide_towards = Verdict::Ambiguous;
+        s.decide_sample_factor = INFINITY;
+        return;
+      }
+      towards = proj->towards;
+      cap = std::max(cap, std::max(p.reference.spent_seconds, p.candidate.spent_seconds) * proj->sample_factor);
+      s.decide_sample_factor = std::max(s.decide_sample_factor, proj->sample_factor);
+    }
+    if (s.decide_towards != Verdict::Ambiguous && towards != s.decide_towards) return;
+    s.decide_towards = towards;
+  }
+  if (cap > 0) s.decide_cap_s = cap;
+  else s.decide_towards = Verdict::Ambiguous;
+}
 
 TimingConfig make_timing_config(const TimingOptions& options, const core::Task& task,
                                 const build::CompilerSpec& compiler, const build::CompilerIdentity& compiler_id,
@@ -175,7 +204,7 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
       r.timing->jobs.push_back({confirmation, core::seed_id(seed), std::move(t)});
       apply_to_status(r, config.protocol.rule.cap_s);
       if (r.status == CaseStatus::Passed) {
-        summarize(*r.timing);
+        summarize_timing_jobs(*r.timing);
         const auto& last = r.timing->jobs.back().result;
         progress.line(fmt::format("case {}: {} job {}: speedup {:.3f} [{:.3f}, {:.3f}] {} ({} rounds, {})", c.id,
                                   confirmation ? "confirmation" : "measurement", job + 1, last.paired.estimate.speedup,
@@ -190,7 +219,7 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
   int scored = 0;
   for (size_t i : order) {
     CaseResult& r = report.cases[i];
-    summarize(*r.timing);
+    summarize_timing_jobs(*r.timing);
     if (r.status != CaseStatus::Passed || r.timing->jobs.empty()) continue;
     // CANN-Bench's per-case score with the reference as the baseline: 0.5 at parity, 1 at the
     // hardware bound (temper.yaml's, else the roofline's).

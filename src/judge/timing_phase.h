@@ -26,6 +26,10 @@ TimingConfig make_timing_config(const TimingOptions& options, const core::Task& 
                                 const std::filesystem::path& worker_exe, std::chrono::milliseconds call_timeout,
                                 size_t memory_limit_bytes);
 
+// Merges a case's jobs: the verdict (measurement and confirmation), the mean speedup, the widest
+// interval and, for an AMBIGUOUS case, the cap per arm that would likely decide it.
+void summarize_timing_jobs(CaseTimingSummary& s);
+
 Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
                         GoldenRunner& golden, JudgeReport& report, util::Progress& progress);
 

@@ -346,3 +346,33 @@ TEST(Stats, LivesNeedThreeLivesWithTwoRounds) {
   std::vector<double> r8 = {0.01, 0.02, 0.015, 0.012, 0.018, 0.011, 0.017, 0.016};
   EXPECT_EQ(estimate_from_lives(r8, one).method, CiMethod::OrderStatistic);
 }
+
+TEST(Stats, ProjectDecisionPointsWhereTheCentreIs) {
+  const double d = 0.01;
+  // Centre -2.5%, reach 2%: SLOWER needs the upper reach down to 1.5% (-1% band edge from
+  // -2.5%): k = 2 / 1.5, samples x (4/3)^2.
+  auto p = project_decision(interval(-0.045, -0.005), d);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->towards, Verdict::Slower);
+  EXPECT_NEAR(p->sample_factor, std::pow(0.02 / (0.025 - std::log1p(d)), 2), 1e-9);
+  // The mirror image points to FASTER with the same factor.
+  auto f = project_decision(interval(0.005, 0.045), d);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->towards, Verdict::Faster);
+  EXPECT_NEAR(f->sample_factor, p->sample_factor, 1e-12);
+  // Centred at 0 with reach 2%: SAME once the reach is inside the band: (0.02 / L)^2.
+  auto s = project_decision(interval(-0.02, 0.02), d);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->towards, Verdict::Same);
+  EXPECT_NEAR(s->sample_factor, std::pow(0.02 / std::log1p(d), 2), 1e-9);
+  // A centre on the band's edge: nothing decides it.
+  auto edge = project_decision(interval(std::log1p(d) - 0.01, std::log1p(d) + 0.01), d);
+  ASSERT_TRUE(edge);
+  EXPECT_FALSE(std::isfinite(edge->sample_factor));
+  // Decided or undetermined estimates have nothing to project.
+  EXPECT_FALSE(project_decision(interval(-0.05, -0.02), d));
+  EXPECT_FALSE(project_decision(interval(-0.005, 0.005), d));
+  PairedEstimate undetermined = interval(-0.04, 0.01);
+  undetermined.ci_determined = false;
+  EXPECT_FALSE(project_decision(undetermined, d));
+}
