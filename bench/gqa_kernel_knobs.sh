@@ -11,13 +11,16 @@ set -euo pipefail
 cases=${1:-1-20}
 build=${2:-build}
 cd "$(dirname "$0")/.."
+# The task by its absolute path, as `temper run` names it: the golden's build (and so the golden
+# cache key) depends on how the task path is spelled, and a campaign's goldens are then reused.
+task="$PWD/tasks/gqa"
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 n=0
 while IFS='|' read -r kernel defines; do
   n=$((n + 1))
   report="$out/variant-$n.json"
-  line=$(nice "$build/temper" judge tasks/gqa "tasks/gqa/kernels/$kernel" --cases "$cases" -j "${JOBS:-1}" \
+  line=$(nice "$build/temper" judge "$task" "$task/kernels/$kernel" --cases "$cases" -j "${JOBS:-1}" \
            --flags "-O3 -march=native $defines" --json "$report" 2>&1 | grep -E "cases passed" || echo "judge failed")
   echo "$kernel [${defines:-defaults}]: $line"
   if [ -f "$report" ]; then
