@@ -140,10 +140,11 @@ Expected<CapChoice> choose_cap(double cap_s, const std::map<int64_t, double>& re
   double wanted = cap_s;
   const double needed = slowest_s > 0 ? judge::cap_for_verdict(rule, kReferenceTimeMargin * slowest_s) : 0;
   if (needed > cap_s) {
-    wanted = needed;
+    wanted = std::min(needed, kMaxCapRaise * cap_s);
     out.note = fmt::format("cap per arm raised from {:.2f} s to {:.2f} s so that the sealed reference's slowest case here "
-                           "(case {}, {:.3f} s a call in reference/times.json) fits 3 rounds plus its warm-up",
-                           cap_s, needed, slowest, slowest_s);
+                           "(case {}, {:.3f} s a call in reference/times.json) fits 3 rounds plus its warm-up{}",
+                           cap_s, wanted, slowest, slowest_s,
+                           wanted < needed ? fmt::format(" (it asks {:.2f} s; at most {:.0f}x the configured cap)", needed, kMaxCapRaise) : "");
   }
   TEMPER_TRY_ASSIGN(out.cap_s, fit_cap_to_limit(wanted, cases, jobs, limit_s));
   if (out.cap_s < wanted) {
