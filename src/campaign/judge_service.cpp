@@ -117,6 +117,60 @@ Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limi
   return std::min(cap_s, room / arms);
 }
 
+Expected<CapChoice> choose_cap(double cap_s, const std::map<int64_t, double>& reference_seconds,
+                               const std::vector<int64_t>& timed_cases, int cases, int jobs, double limit_s,
+                               const judge::StopRule& rule) {
+  // The slowest timed case by the reference's measured time.
+  int64_t slowest = 0;
+  double slowest_s = 0;
+  auto consider = [&](int64_t id, double seconds) {
+    if (std::isfinite(seconds) && seconds > slowest_s) {
+      slowest = id;
+      slowest_s = seconds;
+    }
+  };
+  if (timed_cases.empty()) {
+    for (const auto& [id, seconds] : reference_seconds) consider(id, seconds);
+  } else {
+    for (int64_t id : timed_cases) {
+      if (auto it = reference_seconds.find(id); it != reference_seconds.end()) consider(id, it->second);
+    }
+  }
+  CapChoice out;
+  double wanted = cap_s;
+  const double needed = slowest_s > 0 ? judge::cap_for_verdict(rule, kReferenceTimeMargin * slowest_s) : 0;
+  if (needed > cap_s) {
+    wanted = std::min(needed, kMaxCapRaise * cap_s);
+    out.note = fmt::format("cap per arm raised from {:.2f} s to {:.2f} s so that the sealed reference's slowest case here "
+                           "(case {}, {:.3f} s a call in reference/times.json) fits 3 rounds plus its warm-up{}",
+                           cap_s, wanted, slowest, slowest_s,
+                           wanted < needed ? fmt::format(" (it asks {:.2f} s; at most {:.0f}x the configured cap)", needed, kMaxCapRaise) : "");
+  }
+  TEMPER_TRY_ASSIGN(out.cap_s, fit_cap_to_limit(wanted, cases, jobs, limit_s));
+  if (out.cap_s < wanted) {
+    out.note += fmt::format("{}cap per arm reduced from {:.2f} s to {:.2f} s to fit the per-job limit of {:.0f} s",
+                            out.note.empty() ? "" : "; ", wanted, out.cap_s, limit_s);
+  }
+  return out;
+}
+
+std::map<int64_t, double> measured_reference_seconds(const std::filesystem::path& campaign_dir, const std::string& reference_id) {
+  std::map<int64_t, double> out;
+  std::error_code ec;
+  for (const auto& round : std::filesystem::directory_iterator(campaign_dir / "rounds", ec)) {
+    auto text = util::read_file(round.path() / "teacher" / "reference" / "times.json");
+    if (!text) continue;
+    const json doc = json::parse(*text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object() || doc.value("reference", "") != reference_id) continue;
+    for (const auto& c : doc.value("cases", json::array())) {
+      const double seconds = num(c, "kernel_seconds");
+      if (c.value("status", "PASSED") == "PASSED" && seconds > 0) out[c.value("case_id", int64_t{0})] = seconds;
+    }
+    break; // every round measures its reference once; any of them will do
+  }
+  return out;
+}
+
 void set_reference(JudgeCall& call, const SealedReference& ref) {
   call.reference = ref.id;
   call.store = ref.store;
@@ -189,10 +243,14 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
     TEMPER_TRY_ASSIGN(int n, case_count(call));
     const bool probe = call.tier == "probe";
     const int jobs = probe ? 1 : std::max(1, m_settings.measure_jobs) + std::max(0, m_settings.confirm_jobs);
-    double cap = probe ? std::min(m_settings.cap_s, 3.0) : m_settings.cap_s;
-    TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, probe ? 1 : n, jobs, call.time_limit_s));
-    if (fitted < cap) out.note = fmt::format("cap per arm reduced from {:.2f} s to {:.2f} s to fit the per-job limit of {:.0f} s", cap, fitted, call.time_limit_s);
-    o.timing = timing_options(m_settings, call, fitted);
+    const double cap = probe ? std::min(m_settings.cap_s, 3.0) : m_settings.cap_s;
+    // A probe times only its first case.
+    std::vector<int64_t> timed = call.cases;
+    if (probe && timed.size() > 1) timed.resize(1);
+    const judge::StopRule rule = timing_options(m_settings, call, cap).protocol.rule;
+    TEMPER_TRY_ASSIGN(CapChoice chosen, choose_cap(cap, call.reference_seconds, timed, probe ? 1 : n, jobs, call.time_limit_s, rule));
+    out.note = chosen.note;
+    o.timing = timing_options(m_settings, call, chosen.cap_s);
     if (call.roofline) o.timing->roofline = *call.roofline;
     o.timing->sealed = *sealed;
   }
@@ -226,9 +284,10 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   o.worker_exe = m_worker_exe;
   JudgeOutcome out;
   const double cap = std::min(m_settings.cap_s, 3.0);
-  TEMPER_TRY_ASSIGN(double fitted, fit_cap_to_limit(cap, static_cast<int>(count), 1, call.time_limit_s));
-  if (fitted < cap) out.note = fmt::format("cap per arm reduced to {:.2f} s to fit the per-job limit", fitted);
-  o.timing = timing_options(m_settings, call, fitted);
+  const judge::StopRule rule = timing_options(m_settings, call, cap).protocol.rule;
+  TEMPER_TRY_ASSIGN(CapChoice chosen, choose_cap(cap, call.reference_seconds, {o.case_id}, static_cast<int>(count), 1, call.time_limit_s, rule));
+  out.note = chosen.note;
+  o.timing = timing_options(m_settings, call, chosen.cap_s);
   TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
   if (!sealed) return fail("a probe needs a sealed reference");
   o.timing.sealed = *sealed;

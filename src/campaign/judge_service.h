@@ -7,8 +7,9 @@
 
 #include "build/compiler.h"
 #include "campaign/campaign_state.h"
-#include "judge/roofline.h"
 #include "campaign/reference_store.h"
+#include "judge/paired.h"
+#include "judge/roofline.h"
 #include "util/error.h"
 #include "util/process.h"
 
@@ -37,6 +38,10 @@ struct JudgeCall {
   std::vector<std::map<std::string, std::string>> variants; // probe only, instead of a grid: explicit variants
   double time_limit_s = 7200;       // the per-job limit the run must fit in
   std::optional<judge::Roofline> roofline; // timed runs: bounds per case (fraction of roofline)
+  // The sealed reference's kernel seconds per case, as the campaign measured them once per
+  // round (reference/times.json): a timed run raises its cap so that the slowest timed case's
+  // reference fits a verdict (choose_cap). Empty: the configured cap as it is.
+  std::map<int64_t, double> reference_seconds;
 };
 
 struct JudgeOutcome {
@@ -95,6 +100,34 @@ ReportSummary summarize_report(const nlohmann::json& report);
 // cap plus a fixed allowance per case stays within the limit. Error when even a 0.05 s cap does
 // not fit. Returns the cap to use.
 Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limit_s);
+
+// Correctness trials time warm calls on a quiet worker; a timed call follows a cold-cache step
+// and may run under load: the measured reference time is taken this much longer.
+inline constexpr double kReferenceTimeMargin = 1.25;
+// reference/times.json holds wall-clock seconds of correctness calls, which a loaded machine
+// inflates (10x at load 10 on 2 cores), while the timing protocol charges the kernel's CPU
+// time: the cap is raised at most this many times the configured one.
+inline constexpr double kMaxCapRaise = 4;
+
+struct CapChoice {
+  double cap_s = 0;
+  std::string note; // what changed from the configured cap and why; empty when nothing did
+};
+
+// The per-arm cap of a timed run of `cases` case(s) x `jobs` job(s): the configured `cap_s`,
+// raised so that the sealed reference's slowest case among `timed_cases` (all of
+// `reference_seconds` when empty), at kReferenceTimeMargin times its measured seconds, records
+// the rounds a verdict needs plus its warm-up under `rule` (judge::cap_for_verdict) instead of
+// being TOO_SLOW, at most kMaxCapRaise times `cap_s`; then bounded by the per-job limit
+// (fit_cap_to_limit).
+Expected<CapChoice> choose_cap(double cap_s, const std::map<int64_t, double>& reference_seconds,
+                               const std::vector<int64_t>& timed_cases, int cases, int jobs, double limit_s,
+                               const judge::StopRule& rule);
+
+// The sealed reference `reference_id`'s kernel seconds per passed case, from the times.json the
+// campaign in `campaign_dir` measured for it (rounds/R<n>/teacher/reference/times.json, written
+// once per round for that round's reference); empty when none was measured.
+std::map<int64_t, double> measured_reference_seconds(const std::filesystem::path& campaign_dir, const std::string& reference_id);
 
 class RealJudgeService final : public JudgeService {
 public:

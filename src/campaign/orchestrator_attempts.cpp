@@ -167,7 +167,10 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
         call.task_dir = m_file.config.task_dir;
         call.candidate = dir / "candidate.cpp";
         call.tier = step.at("tier");
-        if (call.tier != "correctness") set_reference(call, ref);
+        if (call.tier != "correctness") {
+          set_reference(call, ref);
+          call.reference_seconds = measured_reference_seconds(m_dir, ref.id); // the cap fits its slowest case
+        }
         call.cases = step.at("cases").get<std::vector<int64_t>>();
         call.grid = step.value("grid", std::vector<std::string>());
         call.variants = step.value("variants", std::vector<std::map<std::string, std::string>>());

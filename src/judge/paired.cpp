@@ -148,6 +148,19 @@ Status validate_stop_rule(const StopRule& rule) {
   return {};
 }
 
+double cap_for_verdict(const StopRule& rule, double call_seconds) {
+  const StopRule r = sanitized(rule);
+  const double charge = std::max(call_seconds, 0.0) + r.overhead_allowance_s;
+  if (!(charge > 0) || !std::isfinite(charge)) return 0;
+  // Warm-up: until warmup_min_calls calls and warmup_s spent, at most warmup_max_calls.
+  const double by_time = std::ceil(r.warmup_s / charge);
+  const int warmup = std::min(r.warmup_max_calls, std::max(r.warmup_min_calls, static_cast<int>(std::min(by_time, 1e9))));
+  // Lives renew after every life_rounds rounds (at least 2), so the third round comes after a
+  // renewal and its warm-up calls.
+  const int renewal = r.target_lives > 0 ? std::max(r.life_warmup_calls, 0) : 0;
+  return (warmup + kMinRoundsForVerdict + renewal) * charge;
+}
+
 SampleFlag check_sample(double kernel_seconds, double round_trip_seconds,
                         const CrossCheck& check, double overhead_s) {
   if (!std::isfinite(kernel_seconds) || kernel_seconds < 0 || !std::isfinite(round_trip_seconds) ||

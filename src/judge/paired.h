@@ -97,6 +97,12 @@ struct StopRule {
 // Checks a rule taken from a user (flags, config); measure_paired itself clamps nonsense.
 Status validate_stop_rule(const StopRule& rule);
 
+// The smallest cap_s under `rule` at which an arm whose every call is charged `call_seconds`
+// of kernel time (the overhead allowance comes on top) records the 3 rounds a verdict needs
+// instead of stopping TOO_SLOW: its warm-up calls, the 3 rounds, and the warm-up after the
+// renewal that lives (target_lives > 0) bring before the third round.
+double cap_for_verdict(const StopRule& rule, double call_seconds);
+
 // Round-trip cross-check. A sample is flagged, in this order of precedence:
 //   InvalidTime       kernel time negative or not finite, or round trip not positive/finite;
 //   ExceedsRoundTrip  kernel time > round trip + tolerance_s: the worker timed more than the

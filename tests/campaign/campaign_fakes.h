@@ -74,6 +74,7 @@ public:
     fs::path candidate;
     std::string content;
     std::vector<int64_t> cases;
+    std::map<int64_t, double> reference_seconds;
   };
   std::vector<Call> calls;
   int throw_on_call = 0; // 1-based call number that throws Killed; 0: never
@@ -83,7 +84,7 @@ public:
     // No candidate: the sealed reference itself is judged (the Teacher's measurements).
     auto text = util::read_file(call.candidate.empty() ? call.store / call.reference / "reference.cpp" : call.candidate);
     if (!text) return tl::unexpected(text.error());
-    calls.push_back({call.tier, call.candidate, *text, call.cases});
+    calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds});
     if (clock) clock->advance(2.0);
     if (throw_on_call > 0 && static_cast<int>(calls.size()) == throw_on_call) throw Killed{"judge"};
     std::smatch m;

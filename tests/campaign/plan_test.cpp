@@ -57,7 +57,7 @@ TEST(PlanTest, ShippedSwiGluPlansStartFromTheTaskKernels) {
   auto ctx = task_plan_context(testing::source_dir() / "tasks" / "swi_glu");
   ASSERT_TRUE(ctx.has_value()) << ctx.error().message;
   std::set<std::string> starters;
-  for (const char* name : {"01-general-blocks.json", "02-specialized-rows.json"}) {
+  for (const char* name : {"01-specialized-rows.json", "02-general-blocks.json"}) {
     auto plan = load_plan(testing::source_dir() / "tasks" / "swi_glu" / "plans" / name, *ctx);
     ASSERT_TRUE(plan.has_value()) << name << ": " << plan.error().message;
     for (const auto& m : plan->milestones) {

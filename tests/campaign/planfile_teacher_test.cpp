@@ -1,6 +1,7 @@
 // The planfile Teacher on the plans shipped with tasks/swi_glu: a planning turn writes the first
-// plan, a revision switches to the alternative architecture with a revision the orchestrator
-// accepts, and with no alternative left it resumes the stalled milestone.
+// plan (the specialized rows the task's contiguous cases favour), a revision switches to the
+// alternative architecture (the general blocked path) with a revision the orchestrator accepts,
+// and with no alternative left it resumes the stalled milestone.
 #include "campaign/planfile_teacher.h"
 
 #include "campaign/plan.h"
@@ -33,14 +34,14 @@ TEST(PlanfileTeacherTest, ShippedSwiGluPlansReplanToTheAlternativeArchitecture) 
 
   ASSERT_TRUE((*teacher)->run_turn(req).has_value());
   const json first = read_json(tmp.path() / "plan.json");
-  EXPECT_EQ(first, read_json(task / "plans" / "01-general-blocks.json"));
+  EXPECT_EQ(first, read_json(task / "plans" / "01-specialized-rows.json"));
   auto old_plan = parse_plan(first, *ctx);
   ASSERT_TRUE(old_plan.has_value()) << old_plan.error().message;
 
   std::ofstream(tmp.path() / "REVISION.json") << json{{"schema_version", 1}, {"trigger", "rejections"}, {"detail", "3 rejections"}, {"milestone", "M1"}}.dump();
   ASSERT_TRUE((*teacher)->run_turn(req).has_value());
   const json second = read_json(tmp.path() / "plan.json");
-  EXPECT_EQ(second, read_json(task / "plans" / "02-specialized-rows.json"));
+  EXPECT_EQ(second, read_json(task / "plans" / "02-general-blocks.json"));
   auto new_plan = parse_plan(second, *ctx);
   ASSERT_TRUE(new_plan.has_value()) << new_plan.error().message;
   const json rev_doc = read_json(tmp.path() / "revision.json");
@@ -49,7 +50,7 @@ TEST(PlanfileTeacherTest, ShippedSwiGluPlansReplanToTheAlternativeArchitecture) 
   EXPECT_EQ(rev->kind, RevisionKind::Replan);
   EXPECT_EQ(rev->from, "D2"); // the loop structure is what changes
   EXPECT_EQ(restart_index(*rev, *new_plan), 0);
-  EXPECT_EQ(new_plan->milestones[0].starter, "kernels/rows.cpp");
+  EXPECT_EQ(new_plan->milestones[0].starter, "kernels/general.cpp");
 
   // No alternative left: the same plan, resumed at the stalled milestone.
   ASSERT_TRUE((*teacher)->run_turn(req).has_value());

@@ -120,5 +120,49 @@ TEST(RealJudgeCampaignTest, FitCapToThePerJobLimit) {
   EXPECT_FALSE(fit_cap_to_limit(15, 20, 6, 100).has_value());
 }
 
+// The cap of a timed run rises so the sealed reference's slowest timed case fits a verdict,
+// from the times the campaign measured, and stays within the per-job limit.
+TEST(RealJudgeCampaignTest, CapFitsTheSlowestReferenceCase) {
+  const judge::StopRule rule;
+  const std::map<int64_t, double> times{{1, 0.01}, {4, 0.4}, {5, 0.5}};
+  // Nothing measured, or only fast cases selected: the configured cap, no note.
+  auto plain = choose_cap(1.0, {}, {4, 5}, 2, 2, 7200, rule);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_DOUBLE_EQ(plain->cap_s, 1.0);
+  EXPECT_TRUE(plain->note.empty());
+  auto fast = choose_cap(1.0, times, {1, 2}, 2, 2, 7200, rule);
+  ASSERT_TRUE(fast.has_value());
+  EXPECT_DOUBLE_EQ(fast->cap_s, 1.0);
+  EXPECT_TRUE(fast->note.empty()) << fast->note;
+  // Case 4 is the slowest selected: 3 rounds plus warm-up of 1.25 x 0.4 s.
+  auto raised = choose_cap(1.0, times, {1, 4}, 2, 2, 7200, rule);
+  ASSERT_TRUE(raised.has_value());
+  EXPECT_DOUBLE_EQ(raised->cap_s, judge::cap_for_verdict(rule, kReferenceTimeMargin * 0.4));
+  EXPECT_GT(raised->cap_s, 1.0);
+  EXPECT_NE(raised->note.find("raised from 1.00 s"), std::string::npos) << raised->note;
+  EXPECT_NE(raised->note.find("case 4, 0.400 s"), std::string::npos) << raised->note;
+  // Every case (none selected): case 5.
+  auto all = choose_cap(1.0, times, {}, 3, 2, 7200, rule);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_DOUBLE_EQ(all->cap_s, judge::cap_for_verdict(rule, kReferenceTimeMargin * 0.5));
+  // A reference time inflated by load (wall clock) raises the cap at most kMaxCapRaise times.
+  auto inflated = choose_cap(1.0, {{4, 4.5}}, {4}, 1, 2, 7200, rule);
+  ASSERT_TRUE(inflated.has_value());
+  EXPECT_DOUBLE_EQ(inflated->cap_s, kMaxCapRaise * 1.0);
+  EXPECT_NE(inflated->note.find("at most 4x the configured cap"), std::string::npos) << inflated->note;
+  // A larger configured cap is kept.
+  auto big = choose_cap(15.0, times, {}, 3, 2, 7200, rule);
+  ASSERT_TRUE(big.has_value());
+  EXPECT_DOUBLE_EQ(big->cap_s, 15.0);
+  EXPECT_TRUE(big->note.empty());
+  // The per-job limit still bounds it, and the note says both.
+  auto bounded = choose_cap(1.0, times, {}, 20, 2, 300, rule);
+  ASSERT_TRUE(bounded.has_value());
+  EXPECT_LT(bounded->cap_s, all->cap_s);
+  EXPECT_DOUBLE_EQ(bounded->cap_s, *fit_cap_to_limit(all->cap_s, 20, 2, 300));
+  EXPECT_NE(bounded->note.find("raised"), std::string::npos) << bounded->note;
+  EXPECT_NE(bounded->note.find("to fit the per-job limit of 300 s"), std::string::npos) << bounded->note;
+}
+
 } // namespace
 } // namespace temper::campaign

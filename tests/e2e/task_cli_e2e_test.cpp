@@ -96,10 +96,11 @@ TEST(PlanCliE2E, CheckValidatesShippedPlansAndListsProblemsWithTheirPaths) {
   auto r = temper_cli({"plan", "check", (kSource / "tasks/swi_glu").string()});
   EXPECT_TRUE(r.ok()) << r.output;
   EXPECT_NE(r.output.find("ok: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("01-general-blocks.json: 3 decisions, 3 milestones"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("01-specialized-rows.json: 4 decisions, 3 milestones"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("02-general-blocks.json: 3 decisions, 3 milestones"), std::string::npos) << r.output;
 
   util::TempDir dir;
-  auto plan = nlohmann::json::parse(*util::read_file(kSource / "tasks/swi_glu/plans/02-specialized-rows.json"));
+  auto plan = nlohmann::json::parse(*util::read_file(kSource / "tasks/swi_glu/plans/01-specialized-rows.json"));
   plan["milestones"][1]["knobs"]["UNROLL"] = {1, 8};
   plan["milestones"][2]["starter"] = "reference.cpp";
   std::ofstream(dir.path() / "bad.json") << plan.dump();

@@ -609,5 +609,56 @@ TEST(PairedLives, AFailedRenewalFailsTheArm) {
   EXPECT_NE(r.failure_message.find("cannot start the worker"), std::string::npos);
 }
 
+// A renewable arm whose every call takes exactly `seconds` of kernel time and the default
+// overhead allowance around it: what cap_for_verdict predicts for.
+class SteadyArm final : public TimedArm {
+public:
+  SteadyArm(FakeClock& clock, double seconds) : m_clock(clock), m_seconds(seconds) {}
+  Expected<TimedSample> sample(int) override {
+    const double around = StopRule{}.overhead_allowance_s;
+    m_clock.advance(m_seconds + around);
+    TimedSample s;
+    s.kernel_seconds = m_seconds;
+    s.round_trip_seconds = m_seconds + around;
+    return s;
+  }
+  bool renewable() const override { return renewable_flag; }
+  Status renew() override { return {}; }
+  bool renewable_flag = true;
+
+private:
+  FakeClock& m_clock;
+  double m_seconds;
+};
+
+PairedResult steady_run(double ref_seconds, double cand_seconds, double cap_s, bool renewable) {
+  FakeClock clock;
+  SteadyArm ref(clock, ref_seconds), cand(clock, cand_seconds);
+  ref.renewable_flag = cand.renewable_flag = renewable;
+  StopRule rule;
+  rule.cap_s = cap_s;
+  return measure_paired(ref, cand, clock, rule, 3, 4);
+}
+
+// The cap cap_for_verdict gives is the smallest at which the slow arm records 3 rounds: a bit
+// less is TOO_SLOW, with lives (a renewal and its warm-up before the third round) or without.
+TEST(PairedCapForVerdict, IsTheSmallestCapThatFitsThreeRounds) {
+  StopRule rule;
+  for (double seconds : {0.4, 0.05, 0.0043}) {
+    const double cap = cap_for_verdict(rule, seconds);
+    PairedResult fits = steady_run(seconds, seconds / 10, cap * 1.001, true);
+    EXPECT_EQ(fits.status, PairedStatus::Measured) << seconds;
+    EXPECT_GE(fits.rounds, 3) << seconds;
+    PairedResult short_of_it = steady_run(seconds, seconds / 10, cap * 0.98, true);
+    EXPECT_EQ(short_of_it.status, PairedStatus::TooSlow) << seconds;
+    // Without lives there is no renewal warm-up: the same cap fits with room to spare.
+    EXPECT_EQ(steady_run(seconds, seconds / 10, cap * 1.001, false).status, PairedStatus::Measured) << seconds;
+  }
+  // 0.4 s a call, 1 ms allowance: one warm-up call, 3 rounds, one call after the renewal.
+  EXPECT_NEAR(cap_for_verdict(rule, 0.4), 5 * 0.401, 1e-9);
+  // A free call: the 25 ms warm-up takes 25 calls of the 1 ms allowance.
+  EXPECT_NEAR(cap_for_verdict(rule, 0), (25 + 3 + 1) * 1e-3, 1e-12);
+}
+
 } // namespace
 } // namespace temper::judge
