@@ -441,8 +441,11 @@ Status Orchestrator::student_phase() {
   TEMPER_TRY(prepare_student_workspace());
   ++s.milestone_student_turns;
   TEMPER_TRY_ASSIGN(std::string brief, student_brief(brief_context(m_file.config, m_deps, student_workspace()), m));
+  const double before_turn = s.milestone_seconds;
   TEMPER_TRY_ASSIGN(auto turn, run_turn(agent::Role::Student, m.id, student_workspace(), brief));
-  s.milestone_seconds += turn.seconds;
+  // Attempts judged during the turn were added as they came in, and the turn's wall time holds
+  // them too: count the turn's time, or the attempts' if they add up to more.
+  s.milestone_seconds = before_turn + std::max(turn.seconds, s.milestone_seconds - before_turn);
   return save();
 }
 

@@ -141,7 +141,9 @@ private:
 
   // Seconds the orchestrator will count for this turn so far: the probes' judge time, and the
   // turn's own wall time when it ends.
-  double spent() const { return m_probe_seconds + (m_clock.now() - m_start); }
+  // The turn's wall time already holds the probes it waited for; the probes' own seconds count
+  // only where they exceed it (a clock that did not move, as in tests).
+  double spent() const { return std::max(m_probe_seconds, m_clock.now() - m_start); }
   double probe_budget() const { return m_budget * (1 - m_opt.submit_share); }
 
   Status read_status() {

@@ -70,7 +70,11 @@ Status GoldenRunner::prepare() {
   std::vector<build::CompileRequest> reqs(2);
   for (int k = 0; k < 2; ++k) {
     auto& r = reqs[k];
-    r.source = m_task.config.golden;
+    // The cache key covers the command line: one spelling of the path (canonical), so
+    // `temper judge tasks/x` and a campaign's absolute task path share one golden build.
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(fs::absolute(m_task.config.golden, ec), ec);
+    r.source = ec ? m_task.config.golden : canonical;
     r.kind = build::ArtifactKind::Executable;
     // The oracle must be IEEE-exact and reproducible: no contraction into FMAs, no -march.
     r.flags = {"-O2", "-ffp-contract=off"};
