@@ -673,5 +673,23 @@ TEST(FinalReportTest, NothingPromotedJudgesNothing) {
   EXPECT_NE(format_final_summary(*summary).find("starting reference is still the best"), std::string::npos);
 }
 
+
+// The judge runs a turn waits for are inside the turn's wall time: a milestone's budget counts
+// them once. Three 2 s probes in a 10 s turn spend 10 s of a 12 s budget, not 16.
+TEST(OrchestratorTest, AMilestoneBudgetCountsJudgeRunsInsideATurnOnce) {
+  json plan = test_plan("rows");
+  plan["milestones"][1]["budget"]["seconds"] = 12;
+  Rig rig(std::vector<json>{plan});
+  rig.student.turn_seconds = 10;
+  rig.student.script["R1/M0"] = {{submit("fake: speedup=1.0")}};
+  rig.student.script["R1/M1"] = {{probe("fake: speedup=1.1"), probe("fake: speedup=1.1"), probe("fake: speedup=1.1")},
+                                 {submit("fake: speedup=1.6")}};
+  rig.student.script["R1/M2"] = {{submit("fake: speedup=1.9")}};
+  auto o = rig.create(test_config(rig.task, 1));
+  ASSERT_TRUE(o->run());
+  EXPECT_EQ(o->state().rounds_done[0].end_reason, "all milestones accepted");
+  EXPECT_EQ(rig.student.seen, (std::vector<std::string>{"R1/M0", "R1/M1", "R1/M1", "R1/M2"}));
+}
+
 } // namespace
 } // namespace temper::campaign
