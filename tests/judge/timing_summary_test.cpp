@@ -33,6 +33,17 @@ TimingJob job(double lo, double hi, double spent, bool confirmation = false) {
   return j;
 }
 
+// The text table of a one-case timed report.
+std::string table_of(const CaseResult& c) {
+  JudgeReport r;
+  r.cases = {c};
+  r.timing_overall = {{"tier", "gate"}, {"measurement_jobs", 1}, {"confirmation_jobs", 1}, {"geomean_speedup", 1.0},
+                      {"geomean_ci", nullptr}, {"verdicts", {{"FASTER", 0}, {"SLOWER", 0}, {"SAME", 0}, {"AMBIGUOUS", 1}}}};
+  std::ostringstream out;
+  print_table(r, out, false);
+  return out.str();
+}
+
 } // namespace
 
 TEST(TimingSummary, AnAmbiguousCaseSaysWhichCapWouldDecideIt) {
@@ -49,14 +60,9 @@ TEST(TimingSummary, AnAmbiguousCaseSaysWhichCapWouldDecideIt) {
   c.case_id = 7;
   c.timing = s;
   EXPECT_EQ(case_to_json(c)["timing"]["decide"]["towards"], "SLOWER");
-  JudgeReport r;
-  r.cases = {c};
-  r.timing_overall = {{"tier", "gate"}, {"measurement_jobs", 1}, {"confirmation_jobs", 1}, {"geomean_speedup", 0.97},
-                      {"geomean_ci", nullptr}, {"verdicts", {{"FASTER", 0}, {"SLOWER", 0}, {"SAME", 0}, {"AMBIGUOUS", 1}}}};
-  std::ostringstream out;
-  print_table(r, out, false);
-  EXPECT_NE(out.str().find("case 7: AMBIGUOUS; at this noise about 3.5 s per arm (--cap 4) would likely clear the 1.0% threshold (the estimate points to SLOWER)"), std::string::npos)
-      << out.str();
+  const std::string table = table_of(c);
+  EXPECT_NE(table.find("case 7: AMBIGUOUS; at this noise about 3.5 s per arm (--cap 4) would likely clear the 1.0% threshold (the estimate points to SLOWER)"), std::string::npos)
+      << table;
 }
 
 TEST(TimingSummary, NoProjectionWhenJobsPointDifferentWaysOrTheCaseIsDecided) {
@@ -85,14 +91,9 @@ TEST(TimingSummary, AnImpracticalCapIsCalledNoise) {
   CaseResult c;
   c.case_id = 2;
   c.timing = s;
-  JudgeReport r;
-  r.cases = {c};
-  r.timing_overall = {{"tier", "probe"}, {"measurement_jobs", 1}, {"confirmation_jobs", 0}, {"geomean_speedup", 0.98},
-                      {"geomean_ci", nullptr}, {"verdicts", {{"FASTER", 0}, {"SLOWER", 0}, {"SAME", 0}, {"AMBIGUOUS", 1}}}};
-  std::ostringstream out;
-  print_table(r, out, false);
-  EXPECT_NE(out.str().find("the machine is too noisy, or the difference too close to the 1.0% threshold"), std::string::npos) << out.str();
-  EXPECT_EQ(out.str().find("would likely clear"), std::string::npos);
+  const std::string table = table_of(c);
+  EXPECT_NE(table.find("the machine is too noisy, or the difference too close to the 1.0% threshold"), std::string::npos) << table;
+  EXPECT_EQ(table.find("would likely clear"), std::string::npos);
 }
 
 TEST(TimingSummary, AnEstimateOnTheThresholdIsNotDecidedByMoreMeasurement) {
@@ -106,11 +107,6 @@ TEST(TimingSummary, AnEstimateOnTheThresholdIsNotDecidedByMoreMeasurement) {
   c.case_id = 3;
   c.timing = s;
   EXPECT_TRUE(case_to_json(c)["timing"]["decide"]["cap_s"].is_null());
-  JudgeReport r;
-  r.cases = {c};
-  r.timing_overall = {{"tier", "probe"}, {"measurement_jobs", 1}, {"confirmation_jobs", 0}, {"geomean_speedup", 1.01},
-                      {"geomean_ci", nullptr}, {"verdicts", {{"FASTER", 0}, {"SLOWER", 0}, {"SAME", 0}, {"AMBIGUOUS", 1}}}};
-  std::ostringstream out;
-  print_table(r, out, false);
-  EXPECT_NE(out.str().find("case 3: AMBIGUOUS; the estimate sits on the 1.0% noise threshold"), std::string::npos) << out.str();
+  const std::string table = table_of(c);
+  EXPECT_NE(table.find("case 3: AMBIGUOUS; the estimate sits on the 1.0% noise threshold"), std::string::npos) << table;
 }
