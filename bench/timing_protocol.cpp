@@ -70,6 +70,8 @@ struct Options {
   std::string cpus;           // main protocol's CPU set: "all", or a list (empty: the judge's default)
   int lives = -1;             // main protocol's target lives (-1: the judge's default; 0: one life)
   int variant_lives = -1;     // the variant's (-1: the main protocol's)
+  int life_warmup = -1;       // main protocol's unrecorded calls per arm after a renewal (-1: the judge's)
+  int variant_life_warmup = -1; // the variant's (-1: the main protocol's)
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -370,15 +372,19 @@ int run(const Options& opt) {
   config.protocol.cpus = cpus_from(opt.cpus, judge::default_timing_cpus(config.protocol.threads));
   config.protocol.clock = opt.clock.empty() ? judge::default_timing_clock(config.protocol.threads) : opt.clock;
   if (opt.lives >= 0) config.protocol.rule.target_lives = opt.lives;
+  if (opt.life_warmup >= 0) config.protocol.rule.life_warmup_calls = opt.life_warmup;
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
   judge::TimingConfig variant_config = config;
   variant_config.protocol.cpus = cpus_from(opt.variant_cpus, config.protocol.cpus);
   if (!opt.variant_clock.empty()) variant_config.protocol.clock = opt.variant_clock;
   if (opt.variant_lives >= 0) variant_config.protocol.rule.target_lives = opt.variant_lives;
-  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}; variant: clock {}, cpus [{}], lives {}\n", config.protocol.clock,
-                           fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives, variant_config.protocol.clock,
-                           fmt::join(variant_config.protocol.cpus, ","), variant_config.protocol.rule.target_lives);
+  if (opt.variant_life_warmup >= 0) variant_config.protocol.rule.life_warmup_calls = opt.variant_life_warmup;
+  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}; variant: clock {}, cpus [{}], lives {}, life warm-up {}\n",
+                           config.protocol.clock, fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives,
+                           config.protocol.rule.life_warmup_calls, variant_config.protocol.clock,
+                           fmt::join(variant_config.protocol.cpus, ","), variant_config.protocol.rule.target_lives,
+                           variant_config.protocol.rule.life_warmup_calls);
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
   // shuffle of everything so every kind is spread over the whole run.
@@ -655,6 +661,8 @@ int main(int argc, char** argv) {
   app.add_option("--control", opt.control, "Paired judgements of the slower source built with 0% slowdown")->capture_default_str();
   app.add_option("--lives", opt.lives, "Paired: target lives per job (0: one worker life; default: the judge's)");
   app.add_option("--variant-lives", opt.variant_lives, "Variant: target lives (default: the main protocol's)");
+  app.add_option("--life-warmup", opt.life_warmup, "Paired: unrecorded calls per arm after each renewal (default: the judge's)");
+  app.add_option("--variant-life-warmup", opt.variant_life_warmup, "Variant: calls after each renewal (default: the main protocol's)");
   app.add_option("--clock", opt.clock, "Paired: clock (monotonic, thread_cpu; default: the judge's)");
   app.add_option("--cpus", opt.cpus, "Paired and common: CPU set, 'all' or e.g. 1 (default: the judge's)");
   app.add_option("--variant-aa", opt.variant_aa, "Paired A/A judgements under the variant protocol")->capture_default_str();

@@ -155,10 +155,10 @@ double cap_for_verdict(const StopRule& rule, double call_seconds) {
   // Warm-up: until warmup_min_calls calls and warmup_s spent, at most warmup_max_calls.
   const double by_time = std::ceil(r.warmup_s / charge);
   const int warmup = std::min(r.warmup_max_calls, std::max(r.warmup_min_calls, static_cast<int>(std::min(by_time, 1e9))));
-  // Lives renew after every life_rounds rounds (at least 2), so the third round comes after a
-  // renewal and its warm-up calls.
-  const int renewal = r.target_lives > 0 ? std::max(r.life_warmup_calls, 0) : 0;
-  return (warmup + kMinRoundsForVerdict + renewal) * charge;
+  // With lives, the interval needs 3 of them: at this cap a life holds one round, so the
+  // second and third rounds each come after a renewal and its warm-up calls.
+  const int renewals = r.target_lives > 0 ? 2 * std::max(r.life_warmup_calls, 0) : 0;
+  return (warmup + kMinRoundsForVerdict + renewals) * charge;
 }
 
 SampleFlag check_sample(double kernel_seconds, double round_trip_seconds,
@@ -254,12 +254,22 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   // Lives: rounds per life from what the warmup says a call costs.
   const bool renewing = rule.target_lives > 0 && ref.renewable() && cand.renewable();
   if (renewing) {
+    // The calls the rest of the cap holds, shared among target_lives lives, each of which also
+    // pays life_warmup_calls. Whole mirrored blocks (an even count) where a life holds two
+    // rounds or more; one round per life when the calls are so slow that it does not: a
+    // verdict needs 3 lives, and one round each is what the cap can buy (the interval is then
+    // over single rounds, each from its own processes).
     const double per_round = std::max(arms[0].cheapest_charge, arms[1].cheapest_charge);
-    const double predicted = per_round > 0 && std::isfinite(per_round) ? std::min(rule.cap_s / per_round, double(rule.max_samples))
-                                                                       : double(rule.max_samples);
-    int rounds = static_cast<int>(predicted / rule.target_lives);
-    rounds = std::clamp(rounds, 2, std::max(2, rule.max_life_rounds));
-    r.life_rounds = rounds - rounds % 2; // whole mirrored blocks
+    const double spent = std::max(arms[0].out.spent_seconds, arms[1].out.spent_seconds);
+    const double calls = per_round > 0 && std::isfinite(per_round) ? std::min(std::max(rule.cap_s - spent, 0.0) / per_round, double(rule.max_samples))
+                                                                   : double(rule.max_samples);
+    int rounds = static_cast<int>(calls / rule.target_lives) - rule.life_warmup_calls;
+    if (rounds >= 2) {
+      rounds = std::min(rounds, std::max(2, rule.max_life_rounds));
+      r.life_rounds = rounds - rounds % 2;
+    } else {
+      r.life_rounds = 1;
+    }
   }
 
   double kernel_total[2] = {0, 0};
@@ -272,9 +282,13 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     }
     const bool renew_now = renewing && r.rounds > 0 && r.rounds % r.life_rounds == 0 && r.rounds / r.life_rounds > life;
     // Stop before a round the cap cannot hold; refuse early when 3 rounds cannot fit at all.
+    // The calls still needed include the warm-ups of the renewals among those rounds.
+    const int rounds_needed = std::max(kMinRoundsForVerdict - r.rounds, 1);
+    int renewals_ahead = 0;
+    for (int k = r.rounds; renewing && k < r.rounds + rounds_needed; ++k) renewals_ahead += k > 0 && k % r.life_rounds == 0;
     bool stop = false;
     for (const ArmState& a : arms) {
-      const int still_needed = std::max(kMinRoundsForVerdict - r.rounds, 1) + (renew_now ? rule.life_warmup_calls : 0);
+      const int still_needed = rounds_needed + renewals_ahead * rule.life_warmup_calls;
       const double per_call = std::isfinite(a.cheapest_charge) ? a.cheapest_charge : 0;
       const double per_call_wall = std::isfinite(a.cheapest_wall) ? a.cheapest_wall : 0;
       const bool cap = a.out.spent_seconds + still_needed * per_call > rule.cap_s;

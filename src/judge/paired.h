@@ -86,12 +86,16 @@ struct StopRule {
   // So, when both arms are renewable, both are renewed together every few rounds and the
   // interval is taken over lives (CiMethod::Lives): placement becomes noise the interval
   // covers instead of a bias it hides. Rounds per life: an even number chosen after the warmup
-  // so that the cap holds about target_lives lives, within [2, max_life_rounds]. The interval
-  // may stop the measurement only once min_lives lives have data. 0 target_lives: one life.
+  // so that the cap holds about target_lives lives, within [2, max_life_rounds]; 1 when the
+  // calls are so slow that the cap holds fewer than 2 per life (a verdict needs 3 lives). The
+  // interval may stop the measurement only once min_lives lives have data. 0 target_lives: one life.
   int target_lives = 12;
   int min_lives = 6;
   int max_life_rounds = 16;
-  int life_warmup_calls = 1;   // unrecorded calls per arm after each renewal (page faults, cold code)
+  // Unrecorded calls per arm after each renewal: the worker maps its arena populated, but a
+  // kernel's first call in a process can still pay its own first-touch costs (a scratch
+  // allocation's page faults, cold code).
+  int life_warmup_calls = 1;
 };
 
 // Checks a rule taken from a user (flags, config); measure_paired itself clamps nonsense.
@@ -99,8 +103,9 @@ Status validate_stop_rule(const StopRule& rule);
 
 // The smallest cap_s under `rule` at which an arm whose every call is charged `call_seconds`
 // of kernel time (the overhead allowance comes on top) records the 3 rounds a verdict needs
-// instead of stopping TOO_SLOW: its warm-up calls, the 3 rounds, and the warm-up after the
-// renewal that lives (target_lives > 0) bring before the third round.
+// instead of stopping TOO_SLOW: its warm-up calls, the 3 rounds, and with lives
+// (target_lives > 0; one round per life at such a cap) the warm-ups of the 2 renewals that
+// give the interval its 3 lives.
 double cap_for_verdict(const StopRule& rule, double call_seconds);
 
 // Round-trip cross-check. A sample is flagged, in this order of precedence:

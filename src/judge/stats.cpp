@@ -258,12 +258,23 @@ std::vector<std::vector<double>> group_by_life(std::span<const double> log_ratio
   return groups;
 }
 
+// The rounds a life needs to count: 2, so a life the cap cut short after one round does not
+// weigh as much as a whole one; but 1 when no life has more (a slow kernel measured one round
+// per life, where the single round is the life's whole measurement).
+size_t min_life_rounds(const std::vector<std::vector<double>>& groups) {
+  for (const auto& g : groups)
+    if (g.size() >= 2) return 2;
+  return 1;
+}
+
 } // namespace
 
 int usable_lives(std::span<const double> log_ratios, std::span<const int> lives) {
   int dropped = 0;
   int count = 0;
-  for (const auto& g : group_by_life(log_ratios, lives, dropped)) count += g.size() >= 2;
+  const auto groups = group_by_life(log_ratios, lives, dropped);
+  const size_t need = min_life_rounds(groups);
+  for (const auto& g : groups) count += g.size() >= need;
   return count;
 }
 
@@ -276,9 +287,10 @@ PairedEstimate estimate_from_lives(std::span<const double> log_ratios, std::span
   e.confidence = options.confidence;
   e.dropped = dropped + static_cast<int>(log_ratios.size() - std::min(log_ratios.size(), lives.size()));
   std::vector<double> medians;
+  const size_t need = min_life_rounds(groups);
   for (const auto& g : groups) {
     e.n += static_cast<int>(g.size());
-    if (g.size() >= 2) medians.push_back(median_of(g));
+    if (g.size() >= need) medians.push_back(median_of(g));
   }
   set_undetermined(e);
   e.lives = static_cast<int>(medians.size());

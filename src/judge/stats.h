@@ -58,7 +58,8 @@ double median_of(std::span<const double> values);
 //    processes and arenas, so each has its own code and data placement, and a placement effect
 //    (1-5% on this machine's VMs, lasting a whole process) is shared by the rounds of a life.
 //    The rounds of a life are then not independent draws, and an interval over rounds is too
-//    narrow. Each life with at least 2 rounds gives its median log-ratio m_l; the estimate is
+//    narrow. Each life with at least 2 rounds (1 when every life has one: slow kernels) gives
+//    its median log-ratio m_l; the estimate is
 //    their mean and the interval Student's t over the L lives, mean +- t(L-1) sd(m) / sqrt(L),
 //    so placement noise is in the width. Undetermined below 3 lives.
 enum class CiMethod { OrderStatistic, Bootstrap, Lives };
@@ -105,7 +106,8 @@ PairedEstimate estimate_paired(std::span<const double> ref_seconds,
 PairedEstimate estimate_from_lives(std::span<const double> log_ratios, std::span<const int> lives,
                                    const CiOptions& options = {});
 
-// Number of lives with at least 2 finite rounds: what CiMethod::Lives averages over.
+// Number of lives with at least 2 finite rounds (1 when no life has 2): what CiMethod::Lives
+// averages over.
 int usable_lives(std::span<const double> log_ratios, std::span<const int> lives);
 
 // Student's t distribution: the quantile at p in (0, 1) for df >= 1 degrees of freedom.

@@ -43,6 +43,7 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"max_samples", rule.max_samples},
           {"target_lives", rule.target_lives},
           {"min_lives", rule.min_lives},
+          {"life_warmup_calls", rule.life_warmup_calls},
           {"compiler", compiler},
           {"flags", flags}};
 }

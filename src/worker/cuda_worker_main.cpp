@@ -137,7 +137,8 @@ std::string handle_load(std::string_view payload) {
   // The device first: without one nothing else matters, and the judge reports it as such.
   if (std::string why = cu::load(g.api, g.device); !why.empty()) return load_failed(true, "unsupported: " + why);
 
-  void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, c.arena_fd, 0);
+  // Populated now, as in the CPU worker: no page faults in a new life's first copies.
+  void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, c.arena_fd, 0);
   if (base == MAP_FAILED) return load_failed(true, std::string("cannot map the arena: ") + std::strerror(errno));
   ::close(c.arena_fd);
   auto* b = static_cast<unsigned char*>(base);

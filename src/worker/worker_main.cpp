@@ -116,7 +116,9 @@ std::string handle_load(std::string_view payload) {
   if (std::string bad = io::check_load(c); !bad.empty()) return load_failed(true, bad);
   k.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
 
-  void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED, c.arena_fd, 0);
+  // Populated now: a new worker life's first calls would otherwise pay a page fault per page
+  // of inputs and outputs that later calls do not (milliseconds on a 32 MiB case).
+  void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, c.arena_fd, 0);
   if (base == MAP_FAILED) return load_failed(true, std::string("cannot map the arena: ") + std::strerror(errno));
   ::close(c.arena_fd); // the mapping is all the kernel needs
 

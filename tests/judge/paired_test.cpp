@@ -640,8 +640,9 @@ PairedResult steady_run(double ref_seconds, double cand_seconds, double cap_s, b
   return measure_paired(ref, cand, clock, rule, 3, 4);
 }
 
-// The cap cap_for_verdict gives is the smallest at which the slow arm records 3 rounds: a bit
-// less is TOO_SLOW, with lives (a renewal and its warm-up before the third round) or without.
+// The cap cap_for_verdict gives is the smallest at which the slow arm records 3 rounds in 3
+// lives, so that the interval exists: a bit less is TOO_SLOW, with lives (a renewal and its
+// warm-up before the second and third rounds) or without.
 TEST(PairedCapForVerdict, IsTheSmallestCapThatFitsThreeRounds) {
   StopRule rule;
   for (double seconds : {0.4, 0.05, 0.0043}) {
@@ -649,15 +650,34 @@ TEST(PairedCapForVerdict, IsTheSmallestCapThatFitsThreeRounds) {
     PairedResult fits = steady_run(seconds, seconds / 10, cap * 1.001, true);
     EXPECT_EQ(fits.status, PairedStatus::Measured) << seconds;
     EXPECT_GE(fits.rounds, 3) << seconds;
+    EXPECT_GE(fits.lives, 3) << seconds;
+    EXPECT_TRUE(fits.estimate.ci_determined) << seconds;
     PairedResult short_of_it = steady_run(seconds, seconds / 10, cap * 0.98, true);
     EXPECT_EQ(short_of_it.status, PairedStatus::TooSlow) << seconds;
     // Without lives there is no renewal warm-up: the same cap fits with room to spare.
     EXPECT_EQ(steady_run(seconds, seconds / 10, cap * 1.001, false).status, PairedStatus::Measured) << seconds;
   }
-  // 0.4 s a call, 1 ms allowance: one warm-up call, 3 rounds, one call after the renewal.
-  EXPECT_NEAR(cap_for_verdict(rule, 0.4), 5 * 0.401, 1e-9);
+  // 0.4 s a call, 1 ms allowance: one warm-up call, 3 rounds, one call after each of 2 renewals.
+  EXPECT_NEAR(cap_for_verdict(rule, 0.4), 6 * 0.401, 1e-9);
   // A free call: the 25 ms warm-up takes 25 calls of the 1 ms allowance.
-  EXPECT_NEAR(cap_for_verdict(rule, 0), (25 + 3 + 1) * 1e-3, 1e-12);
+  EXPECT_NEAR(cap_for_verdict(rule, 0), (25 + 3 + 2) * 1e-3, 1e-12);
+}
+
+// A slow kernel (0.45 s a call) under a cap of a few calls: every life holds one round, so the
+// rounds the cap buys are lives and the interval exists. Before, lives held at least 2 rounds
+// and a 4 s cap gave 2 lives: AMBIGUOUS for a 10x faster candidate.
+TEST(PairedLives, SlowCallsGetOneRoundPerLifeAndAnInterval) {
+  PairedResult r = steady_run(0.45, 0.045, 4.0, true);
+  EXPECT_EQ(r.status, PairedStatus::Measured);
+  EXPECT_EQ(r.life_rounds, 1);
+  EXPECT_GE(r.lives, 3);
+  EXPECT_EQ(r.estimate.lives, r.rounds); // every round is a life of its own, none dropped
+  ASSERT_TRUE(r.estimate.ci_determined);
+  EXPECT_NEAR(r.estimate.speedup, 10.0, 1e-6);
+  // Fast calls keep whole mirrored blocks per life.
+  PairedResult fast = steady_run(0.02, 0.02, 2.0, true);
+  EXPECT_GE(fast.life_rounds, 2);
+  EXPECT_EQ(fast.life_rounds % 2, 0);
 }
 
 } // namespace

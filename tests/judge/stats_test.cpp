@@ -347,6 +347,19 @@ TEST(Stats, LivesNeedThreeLivesWithTwoRounds) {
   EXPECT_EQ(estimate_from_lives(r8, one).method, CiMethod::OrderStatistic);
 }
 
+TEST(Stats, LivesOfOneRoundEachCountWhenNoLifeHasMore) {
+  // A slow kernel measured one round per life: each round is its life's median.
+  std::vector<double> r = {0.01, 0.02, 0.03};
+  std::vector<int> life = {0, 1, 2};
+  EXPECT_EQ(usable_lives(r, life), 3);
+  PairedEstimate e = estimate_from_lives(r, life);
+  EXPECT_EQ(e.method, CiMethod::Lives);
+  EXPECT_EQ(e.lives, 3);
+  ASSERT_TRUE(e.ci_determined);
+  EXPECT_NEAR(e.median_log_ratio, 0.02, 1e-12);
+  EXPECT_NEAR(e.half_width, 4.3027 * 0.01 / std::sqrt(3.0), 1e-4);
+}
+
 TEST(Stats, ProjectDecisionPointsWhereTheCentreIs) {
   const double d = 0.01;
   // Centre -2.5%, reach 2%: SLOWER needs the upper reach down to 1.5% (-1% band edge from

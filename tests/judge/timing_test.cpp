@@ -42,3 +42,15 @@ TEST(TimingProtocol, RecordsClockCpusAndTheCapCharge) {
   ASSERT_TRUE(diff);
   EXPECT_NE(diff->find("clock"), std::string::npos);
 }
+
+TEST(TimingProtocol, RecordsTheLivesAndTheirWarmup) {
+  MeasurementProtocol p;
+  p.rule.target_lives = 12;
+  p.rule.life_warmup_calls = 1;
+  MeasurementProtocol q = p;
+  q.rule.life_warmup_calls = 0;
+  EXPECT_EQ(p.to_json()["target_lives"], 12);
+  auto diff = protocol_difference(p.to_json(), q.to_json());
+  ASSERT_TRUE(diff); // measurements with and without a warm-up after renewals do not compare
+  EXPECT_NE(diff->find("life_warmup_calls"), std::string::npos);
+}
