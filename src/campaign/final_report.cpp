@@ -105,6 +105,7 @@ Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& referenc
     call.cases = c.config.judge.cases;
     call.time_limit_s = c.config.budgets.job_s;
     call.roofline = options.roofline;
+    call.progress = true; // every case of the task, timed: the longest judge run of a campaign
     // R0's times as round 1 measured them: the cap fits the slowest case's reference.
     call.reference_seconds = measured_reference_seconds(dir, start.id);
     TEMPER_TRY_ASSIGN(JudgeOutcome out, judge.judge(call));

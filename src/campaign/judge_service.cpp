@@ -193,7 +193,7 @@ judge::JudgeOptions base_options(const JudgeSettings& s, const JudgeCall& call, 
   o.compiler = compiler_spec(s);
   o.jobs = s.jobs;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(s.call_timeout_s, call.time_limit_s) * 1000));
-  o.progress = false;
+  o.progress = call.progress;
   o.temper_version = version;
   return o;
 }

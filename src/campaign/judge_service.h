@@ -42,6 +42,9 @@ struct JudgeCall {
   // round (reference/times.json): a timed run raises its cap so that the slowest timed case's
   // reference fits a verdict (choose_cap). Empty: the configured cap as it is.
   std::map<int64_t, double> reference_seconds;
+  // The judge's own progress lines on stderr (goldens, cases checked, timing jobs): for the
+  // long runs the campaign makes on its own, the reference's times and the final report.
+  bool progress = false;
 };
 
 struct JudgeOutcome {

@@ -282,6 +282,8 @@ Status Orchestrator::prepare_teacher_workspace() {
     call.tier = "correctness";
     call.cases = m_file.config.judge.cases;
     call.time_limit_s = m_file.config.budgets.job_s;
+    call.progress = true; // goldens and trials of every case: minutes on a large task
+    say(fmt::format("round {}: measuring the sealed reference {} on every case", m_file.state.round, ref.id));
     TEMPER_TRY_ASSIGN(JudgeOutcome out, m_deps.judge->judge(call));
     json times = json::array();
     for (const auto& c : out.report.value("cases", json::array())) {

@@ -12,6 +12,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMinRoundsForVerdict = 3; // fewer than this in the cap is TOO_SLOW (pygpubench)
+constexpr int kMinLivesForInterval = 3; // estimate_from_lives: Student's t needs 3 lives
 
 StopRule sanitized(StopRule r) {
   r.min_samples = std::max(r.min_samples, 1);
@@ -254,22 +255,19 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   // Lives: rounds per life from what the warmup says a call costs.
   const bool renewing = rule.target_lives > 0 && ref.renewable() && cand.renewable();
   if (renewing) {
-    // The calls the rest of the cap holds, shared among target_lives lives, each of which also
-    // pays life_warmup_calls. Whole mirrored blocks (an even count) where a life holds two
-    // rounds or more; one round per life when the calls are so slow that it does not: a
-    // verdict needs 3 lives, and one round each is what the cap can buy (the interval is then
-    // over single rounds, each from its own processes).
+    // Whole mirrored blocks (an even count) sized so that the cap holds about target_lives
+    // lives; but one round per life when the calls are so slow that lives of two rounds and
+    // their warm-ups would not reach the 3 lives an interval needs (it is then over single
+    // rounds, each from its own processes).
     const double per_round = std::max(arms[0].cheapest_charge, arms[1].cheapest_charge);
+    const double predicted = per_round > 0 && std::isfinite(per_round) ? std::min(rule.cap_s / per_round, double(rule.max_samples))
+                                                                       : double(rule.max_samples);
+    int rounds = static_cast<int>(predicted / rule.target_lives);
+    rounds = std::clamp(rounds, 2, std::max(2, rule.max_life_rounds));
+    r.life_rounds = rounds - rounds % 2;
     const double spent = std::max(arms[0].out.spent_seconds, arms[1].out.spent_seconds);
-    const double calls = per_round > 0 && std::isfinite(per_round) ? std::min(std::max(rule.cap_s - spent, 0.0) / per_round, double(rule.max_samples))
-                                                                   : double(rule.max_samples);
-    int rounds = static_cast<int>(calls / rule.target_lives) - rule.life_warmup_calls;
-    if (rounds >= 2) {
-      rounds = std::min(rounds, std::max(2, rule.max_life_rounds));
-      r.life_rounds = rounds - rounds % 2;
-    } else {
-      r.life_rounds = 1;
-    }
+    const double left = per_round > 0 && std::isfinite(per_round) ? (rule.cap_s - spent) / per_round : predicted;
+    if (left < kMinLivesForInterval * (2 + std::max(rule.life_warmup_calls, 0))) r.life_rounds = 1;
   }
 
   double kernel_total[2] = {0, 0};

@@ -87,7 +87,8 @@ struct StopRule {
   // interval is taken over lives (CiMethod::Lives): placement becomes noise the interval
   // covers instead of a bias it hides. Rounds per life: an even number chosen after the warmup
   // so that the cap holds about target_lives lives, within [2, max_life_rounds]; 1 when the
-  // calls are so slow that the cap holds fewer than 2 per life (a verdict needs 3 lives). The
+  // calls are so slow that lives of 2 rounds and their warm-ups would not reach the 3 lives an
+  // interval needs. The
   // interval may stop the measurement only once min_lives lives have data. 0 target_lives: one life.
   int target_lives = 12;
   int min_lives = 6;
