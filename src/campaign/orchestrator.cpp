@@ -4,6 +4,7 @@
 #include "build/compiler.h"
 #include "core/task_loader.h"
 #include "judge/common.h"
+#include "judge/timing.h"
 #include "kb/target.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -285,18 +286,25 @@ Status Orchestrator::prepare_teacher_workspace() {
     call.progress = true; // goldens and trials of every case: minutes on a large task
     say(fmt::format("round {}: measuring the sealed reference {} on every case", m_file.state.round, ref.id));
     TEMPER_TRY_ASSIGN(JudgeOutcome out, m_deps.judge->judge(call));
+    // The timing protocol charges its cap on its clock: for one-thread tasks the thread's CPU
+    // time, which on a busy machine is a fraction of the wall time (choose_cap reads this).
+    TEMPER_TRY_ASSIGN(core::Task task, core::load_task(m_file.config.task_dir));
+    const bool cpu_clock = judge::default_timing_clock(task.config.threads) == judge::kClockThreadCpu;
     json times = json::array();
     for (const auto& c : out.report.value("cases", json::array())) {
+      const double wall = c.value("kernel_seconds", 0.0);
+      const double cpu = c.value("kernel_cpu_seconds", 0.0);
       times.push_back({{"case_id", c.value("case_id", int64_t{0})}, {"status", c.value("status", "")},
                        {"dtypes", c.value("dtypes", json::array())}, {"shapes", c.value("shapes", json::array())},
-                       {"kernel_seconds", c.value("kernel_seconds", 0.0)}});
+                       {"kernel_seconds", wall}, {"kernel_cpu_seconds", cpu},
+                       {"protocol_clock_seconds", cpu_clock && cpu > 0 ? cpu : wall}});
     }
     const ReportSummary s = summarize_report(out.report);
     JudgeRunRow row{fmt::format("R{}-reference-times", m_file.state.round), m_file.state.round, "", 0, "ref-time", "correctness",
                     s.cases, s.wall_seconds, s.compile_seconds, 0, /*turn: the orchestrator's own*/ ""};
     TEMPER_TRY(m_ledger->add(row).map([](bool) {}));
     TEMPER_TRY(util::write_file_atomic(refdir / "times.json",
-                                       json{{"schema_version", 1}, {"reference", ref.id}, {"measured_by", "temper judge (correctness trials, median kernel seconds)"}, {"cases", times}}.dump(2) + "\n"));
+                                       json{{"schema_version", 1}, {"reference", ref.id}, {"measured_by", "temper judge (correctness trials, median kernel seconds: wall and the calling thread's CPU time)"}, {"cases", times}}.dump(2) + "\n"));
   }
   if (!fs::exists(refdir / "disassembly.txt")) {
     JudgeCall call;

@@ -76,6 +76,10 @@ struct CaseResult {
   std::string time_kind = "host"; // what kernel_seconds is: "host" wall clock, "simulated" (PyPTO SIM),
                                   // or "device" (the NPU profiler's kernel time, PyPTO NPU)
   double host_wall_seconds = 0;   // with "device": the median host wall time of the same calls
+  // The median CPU time of the worker's calling thread over the same calls (0 where the backend
+  // reports none): the timing protocol's clock for one-thread tasks, which excludes the time
+  // other processes hold the CPU.
+  double kernel_cpu_seconds = 0;
   double jit_compile_seconds = 0; // run-time (JIT) compile the backend reported, never in kernel_seconds
   double wall_seconds = 0;   // judge time spent on this case
 };

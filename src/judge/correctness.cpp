@@ -123,6 +123,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
   std::vector<unsigned char> first_call_bytes;
   std::vector<double> kernel_times;
   std::vector<double> wall_times; // the runner's host wall times, reported beside device time
+  std::vector<double> cpu_times;  // the worker thread's CPU time of the same calls
   std::vector<std::pair<int, uint64_t>> passed_outputs; // (trial, hash of its output bytes)
   bool any_failed = false;
 
@@ -219,6 +220,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
       }
       kernel_times.push_back(r.kernel_seconds);
       wall_times.push_back(r.wall_seconds);
+      cpu_times.push_back(r.cpu_seconds);
       if (trial == 0) first_call_bytes = got_bytes;
 
       TrialSummary ts{trial, true, r.kernel_seconds, 0, 0};
@@ -290,6 +292,8 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
     result.kernel_seconds = kernel_times[kernel_times.size() / 2];
     std::sort(wall_times.begin(), wall_times.end());
     if (result.time_kind == "device") result.host_wall_seconds = wall_times[wall_times.size() / 2];
+    std::sort(cpu_times.begin(), cpu_times.end());
+    result.kernel_cpu_seconds = cpu_times[cpu_times.size() / 2];
   }
   if (result.status == CaseStatus::Passed && result.nondeterministic) {
     result.message = "passed, but two calls on the same inputs gave different bytes (nondeterministic)";

@@ -182,6 +182,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
       {"trials", c.trials_run},
       {"nondeterministic", c.nondeterministic},
       {"kernel_seconds", c.kernel_seconds},
+      {"kernel_cpu_seconds", c.kernel_cpu_seconds},
       {"time_kind", c.time_kind},
       {"wall_seconds", c.wall_seconds},
       {"compile", {{"seconds", c.compile_seconds}, {"cache_hit", c.compile_cache_hit}, {"jit_seconds", c.jit_compile_seconds}}},

@@ -104,7 +104,8 @@ public:
     const bool gate = call.tier == "gate";
     json jcases = json::array();
     for (auto id : cases) {
-      json c = {{"case_id", id}, {"status", status}, {"kernel_seconds", 0.001 / speedup},
+      // Thread CPU time below the wall time, as on a busy machine.
+      json c = {{"case_id", id}, {"status", status}, {"kernel_seconds", 0.001 / speedup}, {"kernel_cpu_seconds", 0.0008 / speedup},
                 {"compile", {{"seconds", 0.5}, {"cache_hit", false}}}};
       if (status != "PASSED") c["message"] = "fake failure";
       if (timed) {

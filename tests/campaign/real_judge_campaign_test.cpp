@@ -102,6 +102,9 @@ TEST(RealJudgeCampaignTest, JudgesAttemptsWithTheRealJudge) {
   json times = json::parse(*util::read_file(r1 / "teacher" / "reference" / "times.json"));
   EXPECT_EQ(times["cases"][0]["case_id"], 1);
   EXPECT_GT(times["cases"][0]["kernel_seconds"].get<double>(), 0);
+  // A one-thread task is timed on the thread's CPU clock: the cap rule reads that figure.
+  EXPECT_GT(times["cases"][0]["kernel_cpu_seconds"].get<double>(), 0);
+  EXPECT_EQ(times["cases"][0]["protocol_clock_seconds"], times["cases"][0]["kernel_cpu_seconds"]);
   EXPECT_NE(util::read_file(r1 / "teacher" / "reference" / "disassembly.txt")->find("temper_kernel"), std::string::npos);
   auto t = (*o)->ledger().totals();
   ASSERT_TRUE(t.has_value());
