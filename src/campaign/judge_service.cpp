@@ -142,7 +142,7 @@ Expected<CapChoice> choose_cap(double cap_s, const std::map<int64_t, double>& re
   if (needed > cap_s) {
     wanted = std::min(needed, kMaxCapRaise * cap_s);
     out.note = fmt::format("cap per arm raised from {:.2f} s to {:.2f} s so that the sealed reference's slowest case here "
-                           "(case {}, {:.3f} s a call in reference/times.json) fits 3 rounds plus its warm-up{}",
+                           "(case {}, {:.3f} s a call in reference/times.json) fits a verdict's 3 rounds and their warm-ups{}",
                            cap_s, wanted, slowest, slowest_s,
                            wanted < needed ? fmt::format(" (it asks {:.2f} s; at most {:.0f}x the configured cap)", needed, kMaxCapRaise) : "");
   }

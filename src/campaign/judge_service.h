@@ -107,9 +107,9 @@ Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limi
 // Correctness trials time warm calls on a quiet worker; a timed call follows a cold-cache step
 // and may run under load: the measured reference time is taken this much longer.
 inline constexpr double kReferenceTimeMargin = 1.25;
-// reference/times.json holds wall-clock seconds of correctness calls, which a loaded machine
-// inflates (10x at load 10 on 2 cores), while the timing protocol charges the kernel's CPU
-// time: the cap is raised at most this many times the configured one.
+// A bound on what one slow case may cost every case of the run (the cap is per run, not per
+// case), and on older campaigns' times.json, which held wall-clock seconds that a loaded machine
+// inflates (10x at load 10 on 2 cores): the cap is raised at most this many times the configured one.
 inline constexpr double kMaxCapRaise = 4;
 
 struct CapChoice {

@@ -88,8 +88,8 @@ struct StopRule {
   // covers instead of a bias it hides. Rounds per life: an even number chosen after the warmup
   // so that the cap holds about target_lives lives, within [2, max_life_rounds]; 1 when the
   // calls are so slow that lives of 2 rounds and their warm-ups would not reach the 3 lives an
-  // interval needs. The
-  // interval may stop the measurement only once min_lives lives have data. 0 target_lives: one life.
+  // interval needs. The interval may stop the measurement only once min_lives lives have data.
+  // 0 target_lives: one life.
   int target_lives = 12;
   int min_lives = 6;
   int max_life_rounds = 16;

@@ -59,9 +59,9 @@ double median_of(std::span<const double> values);
 //    (1-5% on this machine's VMs, lasting a whole process) is shared by the rounds of a life.
 //    The rounds of a life are then not independent draws, and an interval over rounds is too
 //    narrow. Each life with at least 2 rounds (1 when every life has one: slow kernels) gives
-//    its median log-ratio m_l; the estimate is
-//    their mean and the interval Student's t over the L lives, mean +- t(L-1) sd(m) / sqrt(L),
-//    so placement noise is in the width. Undetermined below 3 lives.
+//    its median log-ratio m_l; the estimate is their mean and the interval Student's t over the
+//    L lives, mean +- t(L-1) sd(m) / sqrt(L), so placement noise is in the width. Undetermined
+//    below 3 lives.
 enum class CiMethod { OrderStatistic, Bootstrap, Lives };
 
 struct CiOptions {
