@@ -189,29 +189,50 @@ std::optional<PerformanceGate> check_gate(Checker& c, const json& g, const std::
   return out;
 }
 
+// The knob declarations of `starter`, or an issue at `where` saying why there are none.
+std::optional<build::KnobSpace> starter_knobs(Checker& c, const std::string& starter, const std::string& where) {
+  auto file = resolve_starter(starter, c.ctx());
+  if (!file) {
+    c.add(where, file.error().message);
+  } else if (auto text = util::read_file(*file); !text) {
+    c.add(where, text.error().message);
+  } else if (auto space = build::parse_knobs(*text); !space) {
+    c.add(where, fmt::format("the starter's knob declarations are not valid: {}", space.error().message));
+  } else {
+    return std::move(*space);
+  }
+  return std::nullopt;
+}
+
 // `starter` (a kernel file the Student starts from) and `knobs` (NAME -> values, or one value
-// that fixes the knob); with a starter, the knobs are checked against its declarations.
-void check_starter_and_knobs(Checker& c, const json& m, const std::string& path, Milestone& out) {
+// that fixes the knob). The knobs are checked against the starter's declarations; a milestone
+// without a starter continues from the accepted kernel of an earlier one, so its knobs are
+// checked against the nearest earlier milestone's starter.
+void check_starter_and_knobs(Checker& c, const json& m, const std::string& path, Milestone& out,
+                             const std::vector<Milestone>& before) {
   std::optional<build::KnobSpace> declared;
+  std::string kernel; // names the declaring kernel in messages
   if (const json* st = c.field(m, path, "starter", false)) {
     if (!st->is_string() || st->get<std::string>().empty()) {
       c.add(path + "/starter", "must be a non-empty string: a kernel file relative to the task directory (kernels/NAME.cpp)");
     } else {
       out.starter = st->get<std::string>();
-      auto file = resolve_starter(out.starter, c.ctx());
-      if (!file) {
-        c.add(path + "/starter", file.error().message);
-      } else if (auto text = util::read_file(*file); !text) {
-        c.add(path + "/starter", text.error().message);
-      } else if (auto space = build::parse_knobs(*text); !space) {
-        c.add(path + "/starter", fmt::format("the starter's knob declarations are not valid: {}", space.error().message));
-      } else {
-        declared = std::move(*space);
-      }
+      declared = starter_knobs(c, out.starter, path + "/starter");
+      kernel = "the starter " + out.starter;
     }
   }
   const json* kn = c.field(m, path, "knobs", false);
   if (!kn) return;
+  if (out.starter.empty()) {
+    for (auto b = before.rbegin(); b != before.rend(); ++b) {
+      if (b->starter.empty()) continue;
+      // An unreadable starter was reported at its own milestone; nothing to check against then.
+      Checker quiet(c.ctx());
+      declared = starter_knobs(quiet, b->starter, path);
+      kernel = fmt::format("{} ({}'s starter, which this milestone continues from)", b->starter, b->id);
+      break;
+    }
+  }
   const std::string p = path + "/knobs";
   if (!kn->is_object()) {
     c.add(p, "must be an object {\"NAME\": [values] | value}");
@@ -228,7 +249,7 @@ void check_starter_and_knobs(Checker& c, const json& m, const std::string& path,
     if (declared && !knob) {
       std::vector<std::string> names;
       for (const auto& k : declared->knobs) names.push_back(k.name);
-      c.add(kp, fmt::format("the starter {} declares no knob {} (it declares: {})", out.starter, name,
+      c.add(kp, fmt::format("{} declares no knob {} (it declares: {})", kernel, name,
                             names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
       continue;
     }
@@ -252,7 +273,7 @@ void check_starter_and_knobs(Checker& c, const json& m, const std::string& path,
         continue;
       }
       if (knob && std::find(knob->values.begin(), knob->values.end(), v) == knob->values.end()) {
-        c.add(vp, fmt::format("{} is not a declared value of knob {} in {} ({{{}}})", v, name, out.starter, fmt::join(knob->values, ", ")));
+        c.add(vp, fmt::format("{} is not a declared value of knob {} in {} ({{{}}})", v, name, kernel, fmt::join(knob->values, ", ")));
         continue;
       }
       kept.push_back(v);
@@ -298,7 +319,7 @@ Milestone check_milestone(Checker& c, const json& m, const std::string& path, si
       }
     }
   }
-  check_starter_and_knobs(c, m, path, out);
+  check_starter_and_knobs(c, m, path, out, before);
   if (const json* a = c.field(m, path, "acceptance", true)) {
     const std::string p = path + "/acceptance";
     if (!a->is_object()) {

@@ -166,6 +166,21 @@ Expected<build::KnobSpace> narrow_space(build::KnobSpace space, const json& mile
   return space;
 }
 
+std::vector<std::string> keep_incumbent(build::KnobSpace& space, const json& milestone_knobs,
+                                        const build::KnobValues& incumbent) {
+  std::vector<std::string> kept;
+  if (!milestone_knobs.is_object()) return kept; // no knobs named: the kernel's whole space
+  for (auto& k : space.knobs) {
+    if (milestone_knobs.contains(k.name)) continue;
+    const auto it = incumbent.find(k.name);
+    if (it == incumbent.end() || std::find(k.values.begin(), k.values.end(), it->second) == k.values.end()) continue;
+    k.values = {it->second};
+    k.default_value = it->second;
+    kept.push_back(k.name);
+  }
+  return kept;
+}
+
 build::KnobValues complete(const build::KnobSpace& space, const build::KnobValues& values) {
   build::KnobValues out = space.defaults();
   for (const auto& [name, value] : values) {

@@ -49,6 +49,14 @@ Expected<TunerKernel> pick_kernel(const std::filesystem::path& workspace);
 // does not list is an error. A default outside the narrowed values moves to the first of them.
 Expected<build::KnobSpace> narrow_space(build::KnobSpace space, const nlohmann::json& milestone_knobs);
 
+// When the milestone has a `knobs` object, fixes every knob it does not name to its value in
+// `incumbent` (the fixed-knob block of the accepted kernel the milestone continues from), so a
+// milestone searches what it names and keeps what earlier milestones chose. Returns the names it
+// fixed. Without a `knobs` object nothing is fixed (the kernel's whole space); knobs the
+// incumbent lacks, or whose value the kernel no longer lists, keep their declared values.
+std::vector<std::string> keep_incumbent(build::KnobSpace& space, const nlohmann::json& milestone_knobs,
+                                        const build::KnobValues& incumbent);
+
 // Text of a JSON knob value: "1" for 1 and "1", "0.5" for 0.5.
 Expected<std::string> knob_value_text(const nlohmann::json& value);
 

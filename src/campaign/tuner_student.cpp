@@ -362,6 +362,10 @@ private:
     TEMPER_TRY_ASSIGN(build::KnobSpace declared, build::parse_knobs(kernel.body));
     const json knobs = m_milestone.is_object() ? m_milestone.value("knobs", json()) : json();
     TEMPER_TRY_ASSIGN(m_space, tuner::narrow_space(declared, knobs));
+    const std::vector<std::string> kept = tuner::keep_incumbent(m_space, knobs, kernel.incumbent);
+    for (const auto& name : kept) {
+      say(fmt::format("knob {} stays at {}: the milestone does not name it", name, kernel.incumbent.at(name)));
+    }
 
     // Budget: what the milestone has left, minus the share kept for submitting.
     const double seconds_budget = m_status.value("seconds_budget", 3600.0);

@@ -324,6 +324,18 @@ TEST_F(TunerFake, AcceptedKernelBlockIsStrippedAndMeasuredFirst) {
   EXPECT_EQ(summary(ws)["kernel"]["origin"], "accepted M1");
 }
 
+TEST_F(TunerFake, MilestoneOnAnAcceptedKernelKeepsTheKnobsItDoesNotName) {
+  FakeHarness h;
+  const std::string accepted = tuner::with_block(kKernel, {{"A", "2"}, {"B", "1"}, {"C", "0"}});
+  const fs::path ws = workspace(accepted, milestone_doc({{"C", {0, 1}}}, {1}), "src/accepted/M1.cpp");
+  auto r = run(h, ws);
+  ASSERT_EQ(h.probes.size(), 1u);
+  EXPECT_EQ(labels(h.probes[0]), (std::set<std::string>{"A=2,B=1,C=0", "A=2,B=1,C=1"}));
+  const std::string transcript = *util::read_file(r.transcript);
+  EXPECT_NE(transcript.find("knob A stays at 2"), std::string::npos) << transcript;
+  EXPECT_EQ(transcript.find("knob C stays"), std::string::npos);
+}
+
 TEST_F(TunerFake, MilestoneJsonAbsentUsesTheCampaignCases) {
   FakeHarness h;
   h.status["campaign_cases"] = {6, 2};

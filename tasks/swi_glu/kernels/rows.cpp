@@ -13,11 +13,17 @@
 // temper: knob UNROLL = 2 in {1, 2, 4}
 // temper: knob NT_STORES = 0 in {0, 1}
 // temper: knob NT_MIN_MB = 16 in {4, 16, 64}
+// temper: knob PF_DIST = 0 in {0, 4096, 16384}
+// temper: knob BF16_CVT = 0 in {0, 1}
 // temper: knob-constraint NT_STORES == 1 || NT_MIN_MB == 16
 //
 // UNROLL: vectors of 16 elements per loop iteration. NT_STORES: non-temporal stores for outputs
 // of at least NT_MIN_MB MiB, so a large output does not evict the inputs it streams past. The
-// constraint keeps NT_MIN_MB at its default where it has no effect (regular stores).
+// constraint keeps NT_MIN_MB at its default where it has no effect (regular stores). PF_DIST:
+// bytes of software prefetch ahead in x0 and x1, carried into the next rows (0: none); the
+// hardware prefetcher retrains on every new row, which costs short rows half their bandwidth.
+// BF16_CVT: round bf16 outputs with the AVX512-BF16 instruction where the target has it (a third
+// of the arithmetic of a bf16 element is its rounding otherwise).
 #include <temper/half.h>
 #include <temper/kernel.h>
 
@@ -40,6 +46,12 @@
 #endif
 #ifndef NT_MIN_MB
 #define NT_MIN_MB 16
+#endif
+#ifndef PF_DIST
+#define PF_DIST 0
+#endif
+#ifndef BF16_CVT
+#define BF16_CVT 0
 #endif
 
 namespace {
@@ -91,12 +103,17 @@ inline __m512 exp_ps(__m512 x) {
 
 inline __m512 swiglu_ps(__m512 x0, __m512 x1) {
   const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), x0));
-  return _mm512_mul_ps(_mm512_div_ps(x0, _mm512_add_ps(_mm512_set1_ps(1.0f), e)), x1);
+  const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), e);
+  return _mm512_mul_ps(_mm512_div_ps(x0, d), x1);
 }
 
-// fp32 -> bf16 with round to nearest even and quiet NaNs, bit for bit temper_f32_to_bf16
-// (the AVX512-BF16 instruction flushes subnormals, which the golden does not).
+// fp32 -> bf16 with round to nearest even and quiet NaNs. BF16_CVT with AVX512-BF16: one
+// instruction, which also flushes subnormal results (below 1.2e-38) to zero, far inside every
+// tolerance; otherwise integer rounding, bit for bit temper_f32_to_bf16.
 inline __m256i f32_to_bf16(__m512 v) {
+#if BF16_CVT && defined(__AVX512BF16__)
+  return (__m256i)_mm512_cvtneps_pbh(v);
+#else
   const __m512i x = _mm512_castps_si512(v);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
   const __m512i rounded = _mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
@@ -104,6 +121,7 @@ inline __m256i f32_to_bf16(__m512 v) {
   const __m512i quiet = _mm512_or_si512(x, _mm512_set1_epi32(0x400000));
   const __m512i bits = _mm512_mask_mov_epi32(rounded, nan, quiet);
   return _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16));
+#endif
 }
 
 template <int32_t D>
@@ -144,9 +162,40 @@ inline void stream16(void* base, int64_t i, __m512 v) {
 
 constexpr int64_t kElemBytes(int32_t d) { return d == TEMPER_F32 ? 4 : 2; }
 
+// Software prefetch PF_DIST bytes ahead in both input streams, carried across rows: the cursor
+// runs through x0 and x1 of one row and then jumps to the next row (x0 of row r + 1 starts
+// 2 * row_bytes after x0 of row r), so a short row's successor is already on its way when the
+// hardware prefetcher would only start to train on it.
+struct Prefetcher {
+  const char* p0 = nullptr; // cursor in the x0 stream
+  int64_t left = 0;         // bytes of the cursor's row still ahead of it
+  int64_t row_bytes = 0;    // bytes of one half-row (x1 - x0)
+
+  // Starts PF_DIST bytes ahead of the start of the row at x0 (rows further on when they are
+  // short). Rows too short for the vector loop never step it: they skip the division.
+  Prefetcher(const void* x0, int64_t row_bytes_, bool used) : row_bytes(row_bytes_) {
+    if (PF_DIST == 0 || !used) return;
+    const int64_t rows_ahead = PF_DIST / row_bytes, offset = PF_DIST % row_bytes;
+    p0 = static_cast<const char*>(x0) + rows_ahead * 2 * row_bytes + offset;
+    left = row_bytes - offset;
+  }
+
+  void step(int64_t bytes) {
+    _mm_prefetch(p0, _MM_HINT_T0);
+    _mm_prefetch(p0 + row_bytes, _MM_HINT_T0);
+    p0 += bytes;
+    left -= bytes;
+    if (left <= 0) {
+      p0 += row_bytes;
+      left += row_bytes;
+    }
+  }
+};
+
 // One row: out[j] = f(x0[j], x1[j]) for j < half.
 template <int32_t D, bool Stream>
 void row(const void* x0, const void* x1, void* out, int64_t half) {
+  Prefetcher pf(x0, half * kElemBytes(D), half >= 16 * UNROLL);
   const auto* in0 = static_cast<const char*>(x0);
   const auto* in1 = static_cast<const char*>(x1);
   int64_t j = 0;
@@ -164,6 +213,7 @@ void row(const void* x0, const void* x1, void* out, int64_t half) {
     }
     j = peel;
     for (; j + 16 * UNROLL <= half; j += 16 * UNROLL) {
+      if constexpr (PF_DIST > 0) pf.step(16 * UNROLL * kElemBytes(D));
       for (int u = 0; u < UNROLL; ++u) {
         stream16<D>(out, j + 16 * u,
                     swiglu_ps(load16<D>(in0, j + 16 * u, 0xffff), load16<D>(in1, j + 16 * u, 0xffff)));
@@ -171,6 +221,7 @@ void row(const void* x0, const void* x1, void* out, int64_t half) {
     }
   } else {
     for (; j + 16 * UNROLL <= half; j += 16 * UNROLL) {
+      if constexpr (PF_DIST > 0) pf.step(16 * UNROLL * kElemBytes(D));
       for (int u = 0; u < UNROLL; ++u) {
         store16<D>(out, j + 16 * u,
                    swiglu_ps(load16<D>(in0, j + 16 * u, 0xffff), load16<D>(in1, j + 16 * u, 0xffff)),
