@@ -105,8 +105,10 @@ ReportSummary summarize_report(const nlohmann::json& report);
 Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limit_s);
 
 // Correctness trials time warm calls on a quiet worker; a timed call follows a cold-cache step
-// and may run under load: the measured reference time is taken this much longer.
-inline constexpr double kReferenceTimeMargin = 1.25;
+// and may run while the other CPU compiles and checks (a probe's next variants): the measured
+// reference time is taken this much longer. At 1.25, five of eight variants of one probe on
+// SwiGLU case 4 (0.45 s calls) came back TOO_SLOW.
+inline constexpr double kReferenceTimeMargin = 1.5;
 // A bound on what one slow case may cost every case of the run (the cap is per run, not per
 // case), and on older campaigns' times.json, which held wall-clock seconds that a loaded machine
 // inflates (10x at load 10 on 2 cores): the cap is raised at most this many times the configured one.

@@ -40,7 +40,10 @@ struct Measurement {
   bool cached = false;                // read from the cache (not stored)
 
   bool timed() const { return status == "PASSED" && speedup.has_value(); }
-  bool cacheable() const { return timed() || (!status.empty() && status != "PASSED"); }
+  // TOO_SLOW says the cap could not hold a verdict on this run (a loaded machine, a slow
+  // reference), not that the variant is bad: it is neither cached nor a reason to drop it.
+  bool too_slow() const { return status == "TOO_SLOW"; }
+  bool cacheable() const { return timed() || (!status.empty() && status != "PASSED" && !too_slow()); }
   nlohmann::json to_json() const;
   static Measurement from_json(const nlohmann::json& j);
 };

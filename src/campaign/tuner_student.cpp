@@ -319,11 +319,45 @@ private:
     return Score{std::exp(ls / n), std::exp(lc / n)};
   }
 
+  // The cases of `cases` every variant of `which` still in the race was timed on: a case where
+  // one came back TOO_SLOW compares no one (the others' figures on it would rank them against a
+  // missing one). A variant TOO_SLOW on every case leaves the race.
+  std::vector<int64_t> comparable_cases(const std::vector<size_t>& which, const std::vector<int64_t>& cases) {
+    std::vector<int64_t> out;
+    for (auto c : cases) {
+      bool usable = true;
+      for (size_t i : which) {
+        const Variant& v = m_variants[i];
+        auto it = v.results.find(c);
+        if (v.out.empty() && it != v.results.end() && it->second.too_slow()) usable = false;
+      }
+      if (usable) out.push_back(c);
+    }
+    if (out.empty()) {
+      for (size_t i : which) {
+        if (m_variants[i].out.empty()) m_variants[i].out = "TOO_SLOW on every case of the round";
+      }
+    }
+    return out;
+  }
+
   // The variants of `which` that have a score on `cases`, best first: by the paired speedup,
-  // ties broken by the interval's lower end.
-  std::vector<size_t> rank(const std::vector<size_t>& which, const std::vector<int64_t>& cases, json& round_log) {
+  // ties broken by the interval's lower end. Cases some variant could not be timed on
+  // (TOO_SLOW) are left out of everyone's score.
+  std::vector<size_t> rank(const std::vector<size_t>& which, const std::vector<int64_t>& all_cases, json& round_log) {
+    const std::vector<int64_t> cases = comparable_cases(which, all_cases);
+    if (cases.size() < all_cases.size()) {
+      std::vector<int64_t> left_out;
+      for (auto c : all_cases) {
+        if (std::find(cases.begin(), cases.end(), c) == cases.end()) left_out.push_back(c);
+      }
+      say(fmt::format("  ranked without case(s) {}: a variant was TOO_SLOW there (the cap, not the variant)",
+                      fmt::join(left_out, ", ")));
+      round_log["left_out_cases"] = left_out;
+    }
     std::vector<std::pair<size_t, Score>> scored;
     for (size_t i : which) {
+      if (cases.empty()) break;
       if (auto s = score(m_variants[i], cases)) scored.emplace_back(i, *s);
     }
     std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {

@@ -69,6 +69,8 @@ struct FakeHarness {
         json e = {{"label", label_of(v)}, {"knobs", v}};
         if (s > 0) {
           e.update({{"status", "PASSED"}, {"speedup", s}, {"ci", {s * 0.98, s * 1.02}}, {"verdict", s > 1.01 ? "FASTER" : "SAME"}});
+        } else if (s == 0) { // correct, but the cap held no verdict
+          e.update({{"status", "TOO_SLOW"}, {"speedup", nullptr}, {"ci", nullptr}, {"verdict", nullptr}, {"message", "cap"}});
         } else {
           e.update({{"status", "INCORRECT_NUMERICAL"}, {"speedup", nullptr}, {"ci", nullptr}, {"verdict", nullptr}, {"message", "wrong"}});
         }
@@ -201,6 +203,26 @@ TEST_F(TunerFake, FailingVariantsLeaveTheRace) {
     for (const auto& v : h.probes[p].variants) EXPECT_NE(v.at("A"), "1");
   }
   EXPECT_EQ(summary(ws)["winner"], "A=8,B=2,C=0");
+}
+
+TEST_F(TunerFake, TooSlowIsTheCapsNotTheVariantsAndIsNotCached) {
+  FakeHarness h;
+  // The best variant cannot be timed on case 2: it stays in the race, ranked with everyone on
+  // the cases all were timed on, and wins.
+  h.speed = [](const Knobs& k, int64_t c) { return label_of(k) == "A=8,B=2,C=0" && c == 2 ? 0.0 : formula(k, c); };
+  const fs::path ws = workspace(kKernel, milestone_doc(nullptr, {1, 2}));
+  auto r = run(h, ws);
+  json s = summary(ws);
+  EXPECT_EQ(s["winner"], "A=8,B=2,C=0");
+  EXPECT_EQ(s["rounds"][1]["left_out_cases"], json::array({2}));
+  EXPECT_TRUE(s["rounds"][1]["dropped"].empty()) << s["rounds"][1].dump();
+  EXPECT_NE(util::read_file(r.transcript)->find("ranked without case(s) 2"), std::string::npos);
+  // A rerun asks the cap's casualty again and nothing else.
+  FakeHarness again;
+  run(again, workspace(kKernel, milestone_doc(nullptr, {1, 2})));
+  ASSERT_EQ(again.probes.size(), 1u);
+  EXPECT_EQ(*again.probes[0].case_id, 2);
+  EXPECT_EQ(labels(again.probes[0]), (std::set<std::string>{"A=8,B=2,C=0"}));
 }
 
 TEST_F(TunerFake, MilestoneKnobsNarrowAndFix) {
