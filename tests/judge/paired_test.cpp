@@ -616,15 +616,18 @@ public:
   SteadyArm(FakeClock& clock, double seconds) : m_clock(clock), m_seconds(seconds) {}
   Expected<TimedSample> sample(int) override {
     const double around = StopRule{}.overhead_allowance_s;
-    m_clock.advance(m_seconds + around);
+    const double seconds = m_seconds + (calls++ == 0 ? first_call_extra : 0);
+    m_clock.advance(seconds + around);
     TimedSample s;
-    s.kernel_seconds = m_seconds;
-    s.round_trip_seconds = m_seconds + around;
+    s.kernel_seconds = seconds;
+    s.round_trip_seconds = seconds + around;
     return s;
   }
   bool renewable() const override { return renewable_flag; }
   Status renew() override { return {}; }
   bool renewable_flag = true;
+  double first_call_extra = 0; // what the process's first call costs on top
+  int calls = 0;
 
 private:
   FakeClock& m_clock;
@@ -661,6 +664,27 @@ TEST(PairedCapForVerdict, IsTheSmallestCapThatFitsThreeRounds) {
   EXPECT_NEAR(cap_for_verdict(rule, 0.4), 6 * 0.401, 1e-9);
   // A free call: the 25 ms warm-up takes 25 calls of the 1 ms allowance.
   EXPECT_NEAR(cap_for_verdict(rule, 0), (25 + 3 + 2) * 1e-3, 1e-12);
+}
+
+// A worker's first call may cost more than the rest (0.70 s instead of 0.49 s for SwiGLU case
+// 5's reference): a marginal refusal at round 0 takes one more call first, a hopeless one not.
+TEST(PairedCapForVerdict, ASlowFirstCallGetsASecondLookBeforeTooSlow) {
+  FakeClock clock;
+  SteadyArm ref(clock, 0.4), cand(clock, 0.04);
+  ref.first_call_extra = 0.2;
+  StopRule rule;
+  rule.cap_s = 3.1; // 0.6 + 5 x 0.6 does not fit; 0.6 + 0.4 + 5 x 0.4 does
+  PairedResult r = measure_paired(ref, cand, clock, rule, 3, 4);
+  EXPECT_EQ(r.status, PairedStatus::Measured);
+  EXPECT_EQ(r.rounds, 3);
+  EXPECT_EQ(r.reference.warmup_calls, 2 + 2); // the initial two, one after each renewal
+  // Ten times the cost on the first call: fitting would need it to be an outlier of more
+  // than 2x, so no second look.
+  FakeClock clock2;
+  SteadyArm slow(clock2, 1.0), fast(clock2, 0.04);
+  PairedResult hopeless = measure_paired(slow, fast, clock2, rule, 3, 4);
+  EXPECT_EQ(hopeless.status, PairedStatus::TooSlow);
+  EXPECT_EQ(slow.calls, 1);
 }
 
 // A slow kernel (0.45 s a call) under a cap of a few calls: every life holds one round, so the
