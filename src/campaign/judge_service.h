@@ -104,15 +104,16 @@ ReportSummary summarize_report(const nlohmann::json& report);
 // not fit. Returns the cap to use.
 Expected<double> fit_cap_to_limit(double cap_s, int cases, int jobs, double limit_s);
 
-// Correctness trials time warm calls on a quiet worker; a timed call follows a cold-cache step
-// and may run while the other CPU compiles and checks (a probe's next variants): the measured
-// reference time is taken this much longer. At 1.25, five of eight variants of one probe on
-// SwiGLU case 4 (0.45 s calls) came back TOO_SLOW.
-inline constexpr double kReferenceTimeMargin = 1.5;
+// Correctness trials time warm calls on a quiet worker; a timed call follows a cold-cache step,
+// may run while the other CPU compiles and checks, and the first call of every worker life
+// costs more (SwiGLU case 4's reference: 0.70 s against 0.47 s, in each of the 3 lives a
+// verdict needs): the measured reference time is taken this much longer. At 1.25 and at 1.5,
+// probes on cases 4 and 5 came back TOO_SLOW.
+inline constexpr double kReferenceTimeMargin = 2.0;
 // A bound on what one slow case may cost every case of the run (the cap is per run, not per
 // case), and on older campaigns' times.json, which held wall-clock seconds that a loaded machine
 // inflates (10x at load 10 on 2 cores): the cap is raised at most this many times the configured one.
-inline constexpr double kMaxCapRaise = 4;
+inline constexpr double kMaxCapRaise = 8;
 
 struct CapChoice {
   double cap_s = 0;

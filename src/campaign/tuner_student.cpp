@@ -490,9 +490,10 @@ private:
       }
       ranked = rank(alive, cases, round_log);
       m_summary["rounds"].push_back(round_log);
-      for (size_t k = 0; k < ranked.size() && k < 5; ++k) {
-        Variant& v = m_variants[ranked[k]];
-        say(fmt::format("  #{} {:<40} {:.3f}x", k + 1, v.label, score(v, cases)->speedup));
+      // The scores rank() gave, over the cases it compared them on.
+      const json& ranking = round_log["ranking"];
+      for (size_t k = 0; k < ranking.size() && k < 5; ++k) {
+        say(fmt::format("  #{} {:<40} {:.3f}x", k + 1, ranking[k]["label"].get<std::string>(), ranking[k]["speedup"].get<double>()));
       }
       if (cut) {
         say(fmt::format("round {} stopped: {}", round, stop));

@@ -48,6 +48,8 @@ struct TimedSample {
   std::optional<double> kernel_wall_seconds; // the same call on the monotonic clock, when
                                  // kernel_seconds is not: what the cross-check uses
   double round_trip_seconds = 0; // measured by the judge around the command
+  double judge_seconds = 0;      // the judge's own work in sample() (rechecking the output
+                                 // against the golden): not the arm's cost, not in its wall limit
   bool ok = true;
   std::string message;
 };

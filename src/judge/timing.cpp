@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -173,7 +174,10 @@ public:
     out.kernel_wall_seconds = r.time_kind == "device" && r.wall_seconds > 0 ? r.wall_seconds : r.kernel_seconds;
     out.round_trip_seconds = r.round_trip_seconds;
     if (m_verify) {
-      if (std::string why = verify(values); !why.empty()) {
+      const auto start = std::chrono::steady_clock::now();
+      std::string why = verify(values);
+      out.judge_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!why.empty()) {
         out.ok = false;
         out.message = why;
         m_behaviour_differs = true;
