@@ -357,8 +357,7 @@ private:
     }
     std::vector<std::pair<size_t, Score>> scored;
     for (size_t i : which) {
-      if (cases.empty()) break;
-      if (auto s = score(m_variants[i], cases)) scored.emplace_back(i, *s);
+      if (auto s = score(m_variants[i], cases)) scored.emplace_back(i, *s); // none when `cases` is empty
     }
     std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
       if (a.second.speedup != b.second.speedup) return a.second.speedup > b.second.speedup;

@@ -317,22 +317,18 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     // on the cheaper of the two.
     if (stop && first_call_only) {
       second_look = true;
-      bool called = false;
       for (int k = 0; k < 2; ++k) {
         if (!stopping[k]) continue;
         ArmState& a = arms[k];
         auto c = timed_call(a, 1 % input_sets, clock, rule.overhead_allowance_s);
         ++a.out.warmup_calls;
-        called = true;
         if (!c) {
           fail_arm(r, a, c.error());
           return finish();
         }
       }
-      if (called) {
-        r.stop_reason = StopReason::CiTarget; // undecided again
-        continue;
-      }
+      r.stop_reason = StopReason::CiTarget; // undecided again
+      continue;
     }
     if (stop) break;
 
