@@ -15,8 +15,10 @@
 // temper: knob NT_MIN_MB = 16 in {4, 16, 64}
 // temper: knob PF_DIST = 0 in {0, 4096, 16384}
 // temper: knob BF16_CVT = 0 in {0, 1}
-// temper: knob HALF_EXP_DEGREE = 6 in {4, 6}
+// temper: knob HALF_EXP_DEGREE = 6 in {3, 4, 6}
+// temper: knob BF16_PAIRS = 0 in {0, 1}
 // temper: knob-constraint NT_STORES == 1 || NT_MIN_MB == 16
+// temper: knob-constraint BF16_PAIRS == 0 || BF16_CVT == 1
 //
 // UNROLL: vectors of 16 elements per loop iteration. NT_STORES: non-temporal stores for outputs
 // of at least NT_MIN_MB MiB, so a large output does not evict the inputs it streams past. The
@@ -24,8 +26,13 @@
 // bytes of software prefetch ahead in x0 and x1, carried into the next rows (0: none); the
 // hardware prefetcher retrains on every new row, which costs short rows half their bandwidth.
 // BF16_CVT: round bf16 outputs with the AVX512-BF16 instruction where the target has it (a third
-// of the arithmetic of a bf16 element is its rounding otherwise). HALF_EXP_DEGREE: degree of the
-// exponential's polynomial for fp16 and bf16 outputs (fp32 always takes 6).
+// of the arithmetic of a bf16 element is its rounding otherwise). HALF_EXP_DEGREE: the exponential of
+// fp16 and bf16 outputs: 3 or 4, a base-2 polynomial of that degree with half the instructions
+// (exp_neg_base2); 6, fp32's own (exp_ps). BF16_PAIRS: read bf16
+// 32 elements at a time as their even and odd halves (a bf16 is the top half of an fp32, so a
+// shift and a mask widen them, with no cross-lane unpacking) and write them back with one
+// two-vector rounding and one permute; it rounds with the AVX512-BF16 instruction, hence the
+// constraint.
 #include <temper/half.h>
 #include <temper/kernel.h>
 
@@ -58,6 +65,14 @@
 #ifndef HALF_EXP_DEGREE
 #define HALF_EXP_DEGREE 6
 #endif
+#ifndef BF16_PAIRS
+#define BF16_PAIRS 0
+#endif
+#if BF16_PAIRS && defined(__AVX512BF16__)
+#define SWIGLU_BF16_PAIRS 1
+#else
+#define SWIGLU_BF16_PAIRS 0
+#endif
 
 namespace {
 
@@ -86,11 +101,9 @@ float swiglu_scalar(float x0, float x1) { return x0 / (1.0f + std::exp(-x0)) * x
 
 #if SWIGLU_AVX512
 
-// exp(x): clamp (NaN passes through min/max as ordered here), x = n ln2 + r, a polynomial in r
-// on [-ln2/2, ln2/2], then scalef, which gives inf above the range and 0 below it without integer
-// exponent tricks. Degree 6 (about 1 ulp in fp32), or 4 when Short: a relative error of about
-// 4e-5, a tenth of an fp16 ulp and less of a bf16 one, for a fifth less arithmetic.
-template <bool Short>
+// exp(x): clamp (NaN passes through min/max as ordered here), x = n ln2 + r, a polynomial of
+// degree 6 in r on [-ln2/2, ln2/2] (about 1 ulp in fp32), then scalef, which gives inf above the
+// range and 0 below it without integer exponent tricks.
 inline __m512 exp_ps(__m512 x) {
   x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
   x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
@@ -98,26 +111,49 @@ inline __m512 exp_ps(__m512 x) {
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p;
-  if constexpr (Short) {
-    p = _mm512_set1_ps(4.1666666667e-2f);
-  } else {
-    p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  }
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
   return _mm512_scalef_ps(p, n);
 }
 
-// Outputs of dtype D: fp16 and bf16 may take the short exponential (HALF_EXP_DEGREE 4).
+// exp(-x0) for half-precision outputs (HALF_EXP_DEGREE 3 or 4), in base 2 and half the
+// instructions: t = -x0 log2(e); reduce splits off f = t - floor(t) in [0, 1) in one instruction,
+// a minimax polynomial gives 2^f, and scalef multiplies by 2^floor(t) (scalef floors its exponent
+// itself). No clamps: reduce of an infinite t is 0 and scalef by an infinite t is inf or 0, so
+// inf and NaN inputs still give what the formula gives. Relative error: 7.7e-5 at degree 3 (an
+// eighth of an fp16 ulp), 4.4e-6 at degree 4, plus t's rounding (6e-8 of t, 5e-6 at |x0| = 88).
+template <int Degree>
+inline __m512 exp_neg_base2(__m512 x0) {
+  const __m512 t = _mm512_mul_ps(x0, _mm512_set1_ps(-1.44269504088896341f));
+  const __m512 f = _mm512_reduce_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 p;
+  if constexpr (Degree == 3) {
+    p = _mm512_fmadd_ps(_mm512_set1_ps(7.802452147e-2f), f, _mm512_set1_ps(2.260671705e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.958335042e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.999251962e-1f));
+  } else {
+    p = _mm512_fmadd_ps(_mm512_set1_ps(1.353416778e-2f), f, _mm512_set1_ps(5.201146007e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.414427549e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.930038333e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.000002623f));
+  }
+  return _mm512_scalef_ps(p, t);
+}
+
+// Outputs of dtype D: fp16 and bf16 may take the short base-2 exponential (HALF_EXP_DEGREE 3, 4).
 template <int32_t D>
 inline __m512 swiglu_ps(__m512 x0, __m512 x1) {
-  constexpr bool kShort = D != TEMPER_F32 && HALF_EXP_DEGREE == 4;
-  const __m512 e = exp_ps<kShort>(_mm512_sub_ps(_mm512_setzero_ps(), x0));
+  __m512 e;
+  if constexpr (D != TEMPER_F32 && (HALF_EXP_DEGREE == 3 || HALF_EXP_DEGREE == 4)) {
+    e = exp_neg_base2<HALF_EXP_DEGREE>(x0);
+  } else {
+    e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), x0));
+  }
   const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), e);
   return _mm512_mul_ps(_mm512_div_ps(x0, d), x1);
 }
@@ -177,6 +213,35 @@ inline void stream16(void* base, int64_t i, __m512 v) {
 
 constexpr int64_t kElemBytes(int32_t d) { return d == TEMPER_F32 ? 4 : 2; }
 
+#if SWIGLU_BF16_PAIRS
+// 32 bf16 outputs from 32 x0 and 32 x1 (BF16_PAIRS): the even elements widen with a shift, the
+// odd ones with a mask; the results round together into [even | odd] and one permute puts them
+// back in order. Stream: a 64-byte aligned store that bypasses the caches.
+template <bool Stream>
+inline void bf16_pairs32(const char* x0, const char* x1, void* out, int64_t j) {
+  const __m512i top = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
+                                              22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i a = _mm512_loadu_si512(x0 + 2 * j);
+  const __m512i b = _mm512_loadu_si512(x1 + 2 * j);
+  const __m512 even = swiglu_ps<TEMPER_BF16>(_mm512_castsi512_ps(_mm512_slli_epi32(a, 16)),
+                                             _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)));
+  const __m512 odd = swiglu_ps<TEMPER_BF16>(_mm512_castsi512_ps(_mm512_and_si512(a, top)),
+                                            _mm512_castsi512_ps(_mm512_and_si512(b, top)));
+  const __m512i y = _mm512_permutexvar_epi16(interleave, (__m512i)_mm512_cvtne2ps_pbh(odd, even));
+  uint16_t* o = static_cast<uint16_t*>(out) + j;
+  if constexpr (Stream) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(o), y);
+  } else {
+    _mm512_storeu_si512(o, y);
+  }
+}
+#endif
+
+// Elements one step of a row's vector loop covers: UNROLL vectors of 16, or of 32 bf16 pairs.
+template <int32_t D>
+constexpr int64_t kStepElems = (D == TEMPER_BF16 && SWIGLU_BF16_PAIRS ? 32 : 16) * UNROLL;
+
 // Software prefetch PF_DIST bytes ahead in both input streams, carried across rows: the cursor
 // runs through x0 and x1 of one row and then jumps to the next row (x0 of row r + 1 starts
 // 2 * row_bytes after x0 of row r), so a short row's successor is already on its way when the
@@ -210,13 +275,16 @@ struct Prefetcher {
 // One row: out[j] = f(x0[j], x1[j]) for j < half.
 template <int32_t D, bool Stream>
 void row(const void* x0, const void* x1, void* out, int64_t half) {
-  Prefetcher pf(x0, half * kElemBytes(D), half >= 16 * UNROLL);
+  constexpr int64_t kStep = kStepElems<D>;
+  constexpr bool kPairs = D == TEMPER_BF16 && SWIGLU_BF16_PAIRS;
+  Prefetcher pf(x0, half * kElemBytes(D), half >= kStep);
   const auto* in0 = static_cast<const char*>(x0);
   const auto* in1 = static_cast<const char*>(x1);
   int64_t j = 0;
   if constexpr (Stream) {
-    // Peel to the stream stores' alignment: 64 bytes of output per vector for fp32, 32 for halves.
-    const int64_t align = D == TEMPER_F32 ? 64 : 32;
+    // Peel to the stream stores' alignment: 64 bytes of output per vector for fp32 and bf16 pairs,
+    // 32 for other halves.
+    const int64_t align = D == TEMPER_F32 || kPairs ? 64 : 32;
     const auto addr = reinterpret_cast<uintptr_t>(out);
     int64_t peel = static_cast<int64_t>((align - addr % align) % align) / kElemBytes(D);
     if (peel > half) peel = half;
@@ -227,20 +295,21 @@ void row(const void* x0, const void* x1, void* out, int64_t half) {
       store16<D>(out, j, swiglu_ps<D>(load16<D>(in0, j, m), load16<D>(in1, j, m)), m);
     }
     j = peel;
-    for (; j + 16 * UNROLL <= half; j += 16 * UNROLL) {
-      if constexpr (PF_DIST > 0) pf.step(16 * UNROLL * kElemBytes(D));
-      for (int u = 0; u < UNROLL; ++u) {
-        stream16<D>(out, j + 16 * u,
-                    swiglu_ps<D>(load16<D>(in0, j + 16 * u, 0xffff), load16<D>(in1, j + 16 * u, 0xffff)));
-      }
+  }
+  for (; j + kStep <= half; j += kStep) {
+    if constexpr (PF_DIST > 0) pf.step(kStep * kElemBytes(D));
+#if SWIGLU_BF16_PAIRS
+    if constexpr (kPairs) {
+      for (int u = 0; u < UNROLL; ++u) bf16_pairs32<Stream>(in0, in1, out, j + 32 * u);
+      continue;
     }
-  } else {
-    for (; j + 16 * UNROLL <= half; j += 16 * UNROLL) {
-      if constexpr (PF_DIST > 0) pf.step(16 * UNROLL * kElemBytes(D));
-      for (int u = 0; u < UNROLL; ++u) {
-        store16<D>(out, j + 16 * u,
-                   swiglu_ps<D>(load16<D>(in0, j + 16 * u, 0xffff), load16<D>(in1, j + 16 * u, 0xffff)),
-                   0xffff);
+#endif
+    for (int u = 0; u < UNROLL; ++u) {
+      const __m512 y = swiglu_ps<D>(load16<D>(in0, j + 16 * u, 0xffff), load16<D>(in1, j + 16 * u, 0xffff));
+      if constexpr (Stream) {
+        stream16<D>(out, j + 16 * u, y);
+      } else {
+        store16<D>(out, j + 16 * u, y, 0xffff);
       }
     }
   }
