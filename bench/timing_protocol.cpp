@@ -72,6 +72,7 @@ struct Options {
   int variant_lives = -1;     // the variant's (-1: the main protocol's)
   int life_warmup = -1;       // main protocol's unrecorded calls per arm after a renewal (-1: the judge's)
   int variant_life_warmup = -1; // the variant's (-1: the main protocol's)
+  bool variant_asymmetric = false; // the variant leaves the reference's outputs unread (TimingConfig::symmetric_arms)
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -380,11 +381,14 @@ int run(const Options& opt) {
   if (!opt.variant_clock.empty()) variant_config.protocol.clock = opt.variant_clock;
   if (opt.variant_lives >= 0) variant_config.protocol.rule.target_lives = opt.variant_lives;
   if (opt.variant_life_warmup >= 0) variant_config.protocol.rule.life_warmup_calls = opt.variant_life_warmup;
-  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}; variant: clock {}, cpus [{}], lives {}, life warm-up {}\n",
+  if (opt.variant_asymmetric) variant_config.symmetric_arms = false;
+  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}; variant: clock {}, cpus [{}], lives {}, "
+                           "life warm-up {}, reference outputs {}\n",
                            config.protocol.clock, fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives,
                            config.protocol.rule.life_warmup_calls, variant_config.protocol.clock,
                            fmt::join(variant_config.protocol.cpus, ","), variant_config.protocol.rule.target_lives,
-                           variant_config.protocol.rule.life_warmup_calls);
+                           variant_config.protocol.rule.life_warmup_calls,
+                           variant_config.symmetric_arms ? "fingerprinted" : "unread");
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
   // shuffle of everything so every kind is spread over the whole run.
@@ -601,6 +605,7 @@ int run(const Options& opt) {
   if (opt.control > 0) summary["paired_control"] = paired_json(paired[Kind::PairedControl], Verdict::Same);
   if (opt.variant_aa > 0 || opt.variant_slower > 0) {
     summary["variant_protocol"] = variant_config.protocol.to_json();
+    summary["variant_symmetric_arms"] = variant_config.symmetric_arms;
     summary["variant_aa"] = paired_json(paired[Kind::VariantAA], Verdict::Same);
     summary["variant_slower"] = paired_json(paired[Kind::VariantSlower], Verdict::Slower);
   }
@@ -668,6 +673,8 @@ int main(int argc, char** argv) {
   app.add_option("--variant-aa", opt.variant_aa, "Paired A/A judgements under the variant protocol")->capture_default_str();
   app.add_option("--variant-slower", opt.variant_slower, "Paired 3%-slower judgements under the variant protocol")->capture_default_str();
   app.add_option("--variant-clock", opt.variant_clock, "Variant: clock (default: the main protocol's)");
+  app.add_flag("--variant-asymmetric", opt.variant_asymmetric,
+               "Variant: leave the reference's outputs unread after its calls (the judge fingerprints both arms')");
   app.add_option("--variant-cpus", opt.variant_cpus, "Variant: CPU set, 'all' or a list (default: the main protocol's)");
   app.add_option("--common-aa", opt.common_aa, "Common-protocol runs, A/A")->capture_default_str();
   app.add_option("--common-slower", opt.common_slower, "Common-protocol runs, 3% slower")->capture_default_str();

@@ -136,6 +136,7 @@ nlohmann::json timing_json(const CaseTimingSummary& t, bool device_time) {
                         {"suspicious_samples", r.paired.suspicious_samples},
                         {"rechecks", r.rechecks},
                         {"fingerprint_changes", r.fingerprint_changes},
+                        {"reference_fingerprint_changes", r.reference_fingerprint_changes},
                         {"wall_seconds", r.paired.wall_seconds}};
     if (!r.message.empty()) j["message"] = r.message;
     // The round-trip cross-check never changes the statistics; a candidate whose unexplained

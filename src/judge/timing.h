@@ -2,7 +2,8 @@
 // both arms get the same inputs (a rotated pool of input sets), the same CPU set and thread
 // count, and the same cold-cache step before every sample; the schedule and statistics are
 // paired.h's. Timed outputs of the candidate are fingerprinted, and any output not seen
-// before is rechecked against the golden, so computing differently while timed is caught.
+// before is rechecked against the golden, so computing differently while timed is caught; the
+// reference's are fingerprinted too, so that both arms get the same work between calls.
 #pragma once
 
 #include "judge/status.h"
@@ -74,6 +75,9 @@ struct TimingConfig {
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30;
   double noise_floor = kDefaultNoiseFloor;
+  // Fingerprint the reference's outputs after each timed call as the candidate's are, so both
+  // arms get the same work between calls. Off only to measure what that costs (bench/).
+  bool symmetric_arms = true;
 };
 
 struct CaseTiming {
@@ -84,6 +88,7 @@ struct CaseTiming {
   uint64_t seed = 0;                 // this job's seed (its id is reported, not the seed)
   int rechecks = 0;                  // candidate outputs compared with the golden while timed
   int fingerprint_changes = 0;       // timed outputs whose bytes differed from the set's first
+  int reference_fingerprint_changes = 0; // the same count for the reference's outputs
   bool behaviour_differs = false;    // a timed output failed its recheck
   std::string cheat_reason_code;     // with behaviour_differs: stale_output or deferred_work when the recheck saw which
   std::string message;               // why the measurement did not complete, if it did not

@@ -58,6 +58,7 @@ TEST(TimingE2E, TwiceTheWorkIsSlower) {
   EXPECT_EQ(job["reference"]["n"], job["candidate"]["n"]);
   EXPECT_GE(job["input_sets"].get<int>(), 4);
   EXPECT_GE(job["rechecks"].get<int>(), 1);
+  EXPECT_EQ(job["reference_fingerprint_changes"], 0) << job.dump(2); // a deterministic reference
   // The protocol is recorded with the overall block.
   const auto& overall = r.report["timing"];
   EXPECT_EQ(overall["protocol"]["cache_mode"], "cold");
@@ -77,6 +78,20 @@ TEST(TimingE2E, ReferenceAgainstItselfIsNeitherFasterNorSlower) {
     std::string v = c["timing"]["verdict"];
     EXPECT_TRUE(v == "SAME" || v == "AMBIGUOUS") << c["timing"].dump(2);
   }
+}
+
+// Both arms' outputs are read after every timed call (the same work between calls for both):
+// a kernel whose last bits change from call to call shows it in either arm.
+TEST(TimingE2E, BothArmsOutputsAreFingerprinted) {
+  util::TempDir dir;
+  const std::string nondet = src("tests/fixtures/swi_glu/nondeterministic.cpp");
+  auto r = temper_cmd({"judge", src("tasks/swi_glu"), nondet, "--reference", nondet, "--cases", "15", "--measure-jobs", "1",
+                       "--confirm-jobs", "0", "--cap", "0.6"},
+                      dir.path() / "r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto& job = r.report["cases"][0]["timing"]["jobs"][0];
+  EXPECT_GT(job["fingerprint_changes"].get<int>(), 0) << job.dump(2);
+  EXPECT_GT(job["reference_fingerprint_changes"].get<int>(), 0) << job.dump(2);
 }
 
 TEST(TimingE2E, DifferentBuildProtocolsAreRefused) {
