@@ -59,21 +59,31 @@ TEST(KbCertifyE2E, CheapEntryIsCertifiedWithEvidence) {
   yaml = yaml.substr(0, yaml.find("\nstatus:") + 1) + "status: proposed\nevidence: []\n";
   ASSERT_TRUE(util::write_file_atomic(entry / "entry.yaml", yaml));
 
+  // The claim (12 accumulators run at least 1.5x faster than 4) is Zen 5's, whose 512-bit FMA
+  // pipes need more chains in flight; Zen 4 runs 512-bit FMAs at half rate, 4 chains already
+  // fill it, and the probe rightly refutes the claim there. Either way the outcome is the
+  // probe's, recorded with evidence on this fingerprint.
+  const bool claim_holds_here = cls == "x86_64-zen5-avx512";
+  const std::string outcome = claim_holds_here ? "certified" : "refuted";
   CliRun r = temper_cmd({"kb", "--kb", dir.path().string(), "certify", "fma-accumulators-4-vs-12", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("1 certified"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("1 " + outcome), std::string::npos) << r.output;
 
   CliRun show = temper_cmd({"kb", "--kb", dir.path().string(), "show", "fma-accumulators-4-vs-12", "--json"});
   ASSERT_EQ(show.exit_code, 0) << show.output;
   auto j = nlohmann::json::parse(show.output);
-  EXPECT_EQ(j["status"], "certified") << j.dump(2);
-  EXPECT_EQ(j["effective_status"], "certified");
+  EXPECT_EQ(j["status"], outcome) << j.dump(2);
+  EXPECT_EQ(j["effective_status"], outcome);
   ASSERT_EQ(j["evidence"].size(), 1u);
   const auto& ev = j["evidence"][0];
   EXPECT_EQ(ev["fingerprint"], fingerprint);
-  EXPECT_EQ(ev["outcome"], "certified");
+  EXPECT_EQ(ev["outcome"], outcome);
   EXPECT_EQ(ev["report_hash"].get<std::string>().size(), 32u);
-  EXPECT_GE(ev["figures"]["lo"].get<double>(), 1.5) << ev.dump(2);
+  if (claim_holds_here) {
+    EXPECT_GE(ev["figures"]["lo"].get<double>(), 1.5) << ev.dump(2);
+  } else {
+    EXPECT_LT(ev["figures"]["hi"].get<double>(), 1.5) << ev.dump(2);
+  }
 }
 
 TEST(KbCertifyE2E, JudgeTakesTheCaseBoundFromCertifiedFigures) {
