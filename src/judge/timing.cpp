@@ -179,15 +179,12 @@ public:
     // runner's host wall time of the same call.
     out.kernel_wall_seconds = r.time_kind == "device" && r.wall_seconds > 0 ? r.wall_seconds : r.kernel_seconds;
     out.round_trip_seconds = r.round_trip_seconds;
-    if (m_after == AfterCall::Fingerprint) {
+    if (m_after != AfterCall::Nothing) {
       const util::SteadyClock clock;
       const double start = clock.now();
-      note_fingerprint(values);
-      out.judge_seconds = clock.now() - start;
-    } else if (m_after == AfterCall::Recheck) {
-      const util::SteadyClock clock;
-      const double start = clock.now();
-      std::string why = verify(values);
+      std::string why;
+      if (m_after == AfterCall::Recheck) why = verify(values);
+      else note_fingerprint(values);
       out.judge_seconds = clock.now() - start;
       if (!why.empty()) {
         out.ok = false;
