@@ -73,6 +73,8 @@ struct Options {
   int life_warmup = -1;       // main protocol's unrecorded calls per arm after a renewal (-1: the judge's)
   int variant_life_warmup = -1; // the variant's (-1: the main protocol's)
   bool variant_asymmetric = false; // the variant leaves the reference's outputs unread (TimingConfig::symmetric_arms)
+  std::string variant_content;     // the variant's MeasurementProtocol::content (fresh | pool; empty: the main's)
+  std::string variant_idle_arm;    // the variant's MeasurementProtocol::idle_arm (frozen | running; empty: the main's)
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -382,6 +384,8 @@ int run(const Options& opt) {
   if (opt.variant_lives >= 0) variant_config.protocol.rule.target_lives = opt.variant_lives;
   if (opt.variant_life_warmup >= 0) variant_config.protocol.rule.life_warmup_calls = opt.variant_life_warmup;
   if (opt.variant_asymmetric) variant_config.symmetric_arms = false;
+  if (!opt.variant_content.empty()) variant_config.protocol.content = opt.variant_content;
+  if (!opt.variant_idle_arm.empty()) variant_config.protocol.idle_arm = opt.variant_idle_arm;
   std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}; variant: clock {}, cpus [{}], lives {}, "
                            "life warm-up {}, reference outputs {}\n",
                            config.protocol.clock, fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives,
@@ -496,6 +500,21 @@ int run(const Options& opt) {
       line["suspicious"] = t->paired.suspicious_samples;
       line["gap_warning"] = judge::gap_excess(t->paired);
       gap_warnings.push_back(judge::gap_excess(t->paired) ? 1 : 0);
+      line["content"] = t->content;
+      line["content_s"] = t->content_seconds;
+      line["check_s"] = t->check_seconds;
+      line["check_golden_s"] = t->golden_seconds;
+      line["rechecks"] = t->rechecks;
+      line["outside_cpu_ref_s"] = t->reference_activity.outside_call_cpu_seconds;
+      line["outside_cpu_cand_s"] = t->candidate_activity.outside_call_cpu_seconds;
+      {
+        // The judge's own time per sample: each call's time in sample() beyond the kernel's.
+        std::vector<double> own;
+        for (const auto* res : {&t->paired.reference, &t->paired.candidate})
+          for (const auto& x : res->samples) own.push_back(x.call_seconds - x.kernel_wall_seconds);
+        std::sort(own.begin(), own.end());
+        line["judge_per_sample_s"] = own.empty() ? 0.0 : own[own.size() / 2];
+      }
       line["ref_spent_s"] = t->paired.reference.spent_seconds;
       line["ref_wall_s"] = t->paired.reference.wall_seconds;
       line["wall_s"] = t->paired.wall_seconds;
@@ -675,6 +694,8 @@ int main(int argc, char** argv) {
   app.add_option("--variant-clock", opt.variant_clock, "Variant: clock (default: the main protocol's)");
   app.add_flag("--variant-asymmetric", opt.variant_asymmetric,
                "Variant: leave the reference's outputs unread after its calls (the judge fingerprints both arms')");
+  app.add_option("--variant-content", opt.variant_content, "Variant: values per call, fresh or pool (the protocol before fresh values)");
+  app.add_option("--variant-idle-arm", opt.variant_idle_arm, "Variant: frozen or running (both workers run throughout)");
   app.add_option("--variant-cpus", opt.variant_cpus, "Variant: CPU set, 'all' or a list (default: the main protocol's)");
   app.add_option("--common-aa", opt.common_aa, "Common-protocol runs, A/A")->capture_default_str();
   app.add_option("--common-slower", opt.common_slower, "Common-protocol runs, 3% slower")->capture_default_str();

@@ -31,6 +31,7 @@ import os
 import re
 import struct
 import sys
+import shutil
 import tempfile
 import time
 import traceback
@@ -172,6 +173,13 @@ class Runner:
         self.workdir = tempfile.mkdtemp(prefix="temper-pypto-")
         os.chdir(self.workdir)
         self.entry = load_entry(artifact, self.entry_name)
+
+    def remove_workdir(self):
+        """PyPTO's private output directory goes with the runner (EXIT, or an error on the way)."""
+        workdir = getattr(self, "workdir", None)
+        if workdir:
+            os.chdir("/")
+            shutil.rmtree(workdir, ignore_errors=True)
 
     def view(self, desc):
         dtype, shape, offset, nbytes = desc
@@ -456,7 +464,11 @@ def main():
     p.add_argument("--profile-root", default="")
     p.add_argument("--protocol", type=int, default=PROTOCOL_VERSION)
     a = p.parse_args()
-    Runner(a.entry, a.mode, a.time, a.profile_root).serve()
+    runner = Runner(a.entry, a.mode, a.time, a.profile_root)
+    try:
+        runner.serve()
+    finally:
+        runner.remove_workdir()
 
 
 if __name__ == "__main__":

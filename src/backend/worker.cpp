@@ -2,9 +2,11 @@
 
 #include "backend/device_profile.h"
 #include "backend/protocol.h"
+#include "util/process_cpu.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <csignal>
@@ -194,6 +196,7 @@ struct Worker::Impl {
   std::optional<CallResult> dead; // once set, every run() returns it
   std::string sandbox;            // LOADED's description of the worker's sandbox
   ProfileRoot profile_root;       // WorkerOptions::device_profiles: the runner's export directory
+  bool frozen = false;            // stopped by freeze() until the next command
 
   ~Impl() { shutdown(); } // the profile root goes after the runner has ended
 
@@ -479,8 +482,27 @@ struct Worker::Impl {
     return *dead;
   }
 
+  // SIGSTOP reaches every thread; the stop is complete once the whole group has stopped, which
+  // waitid reports (WNOWAIT: the report stays for nobody else to miss, and exit reaping is
+  // unaffected). A worker that exits meanwhile ends the wait too.
+  void freeze() {
+    if (pid <= 0 || reaped || frozen || dead) return;
+    if (::kill(pid, SIGSTOP) != 0) return;
+    siginfo_t si{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &si, WSTOPPED | WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
+    frozen = true;
+  }
+
+  void thaw() {
+    if (!frozen) return;
+    frozen = false;
+    if (pid > 0 && !reaped) ::kill(pid, SIGCONT);
+  }
+
   void shutdown() {
     if (pid <= 0 || reaped) return;
+    thaw();
     send(proto::encode_exit(), Clock::now() + 100ms);
     cmd.reset(); // the worker's watchdog ends it on this even in the middle of a call
     wait_exit(Clock::now() + kExitGrace);
@@ -493,6 +515,24 @@ Worker::Worker(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Worker::~Worker() = default;
 
 int Worker::pid() const { return m_impl->pid; }
+
+void Worker::freeze() { m_impl->freeze(); }
+void Worker::thaw() { m_impl->thaw(); }
+bool Worker::frozen() const { return m_impl->frozen; }
+
+std::optional<double> Worker::other_threads_cpu_seconds() const {
+  const Impl& w = *m_impl;
+  if (w.pid <= 0 || w.reaped) return std::nullopt;
+  auto all = util::process_cpu_seconds(w.pid);
+  auto main_thread = util::thread_cpu_seconds(w.pid, w.pid);
+  if (!all || !main_thread) return std::nullopt;
+  return std::max(*all - *main_thread, 0.0);
+}
+
+int Worker::thread_count() const {
+  const Impl& w = *m_impl;
+  return w.pid > 0 && !w.reaped ? util::thread_count(w.pid) : 0;
+}
 
 std::string Worker::sandbox() const { return m_impl->sandbox; }
 
@@ -638,6 +678,7 @@ std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions
 CallResult Worker::run(int set) {
   Impl& w = *m_impl;
   if (w.dead) return *w.dead;
+  w.thaw();
   if (set < 0 || set >= w.input_sets) {
     return make_result(CallOutcome::HarnessError, fmt::format("input set {} out of range (the arena has {})", set, w.input_sets));
   }
@@ -720,6 +761,7 @@ CallResult Worker::run(int set) {
 CallResult Worker::flush() {
   Impl& w = *m_impl;
   if (w.dead) return *w.dead;
+  w.thaw();
   auto t0 = Clock::now();
   proto::Frame frame;
   if (auto failed = w.exchange(proto::encode_flush(), w.call_timeout, "while flushing the caches", frame)) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,20 @@ public:
   // the kernel's data from the caches of the CPU it runs on. A separate command, so run()'s
   // round trip stays comparable with the kernel time.
   CallResult flush();
+
+  // Stops the worker (SIGSTOP to its process: every thread) and waits until all of its threads
+  // have stopped, so that nothing of the kernel runs until the next command: the timing job
+  // freezes the arm that is not being timed (docs/security.md). run() and flush() thaw it
+  // first; so does the destructor. Nothing happens to a worker that has ended.
+  void freeze();
+  void thaw();
+  bool frozen() const;
+
+  // CPU time of the worker's threads other than its main thread (the one that runs commands and
+  // the kernel's call), in seconds: all threads by the process's CPU-time clock minus the main
+  // thread's (/proc). What the kernel's own threads did; none once the worker has ended.
+  std::optional<double> other_threads_cpu_seconds() const;
+  int thread_count() const;
 
   // What the worker's sandbox enforces, as it reported when loading ("seccomp: ...; landlock
   // ABI 7: ..."); empty when loading failed.

@@ -186,9 +186,9 @@ void register_judge_command(CLI::App& app, Action& action) {
   cmd->add_option("--flags", args->flags, "Optimization flags for the candidate (default: \"-O3 -march=native\")");
   cmd->add_option("--seed", args->seed, "Job seed (default: this machine's secret seed, so goldens are reused)");
   cmd->add_flag("--fresh-seed", args->fresh_seed, "Draw a new random job seed (fresh inputs, no golden reuse)");
-  cmd->add_option("--jobs,-j", args->jobs, "Parallel compiles, goldens and cases (default: one per core)");
-  cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str();
-  cmd->add_option("--trials", args->trials, "Correctness trials per case (at least 3; default from temper.yaml)");
+  cmd->add_option("--jobs,-j", args->jobs, "Parallel compiles, goldens and cases (default: one per core)")->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--trials", args->trials, "Correctness trials per case (at least 3; default from temper.yaml)")->check(CLI::PositiveNumber);
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
   add_backend_options(cmd, *args);
   add_timing_options(cmd, *args);

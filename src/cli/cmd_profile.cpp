@@ -102,7 +102,7 @@ void register_profile_command(CLI::App& app, Action& action) {
   cmd->add_option("--compiler", args->compiler, "C++ compiler (g++ or clang++)")->capture_default_str();
   cmd->add_option("--flags", args->flags, "Optimization flags (default: \"-O3 -march=native\")");
   cmd->add_option("--seed", args->seed, "Job seed (default: this machine's secret seed)");
-  cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
   add_profile_options(cmd, *args);
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd); }; });

@@ -155,14 +155,14 @@ void register_ref_commands(CLI::App& app, Action& action) {
   auto run = std::make_shared<RefArgs>();
   CLI::App* r = add_named(ref, "run", "Run a sealed reference on one case through the judge and check it against the golden", *run);
   r->add_option("--json", run->json, "Write the JSON report to this file");
-  r->add_option("--timeout", run->timeout_s, "Per-call time limit in seconds")->capture_default_str();
+  r->add_option("--timeout", run->timeout_s, "Per-call time limit in seconds")->capture_default_str()->check(CLI::PositiveNumber);
   r->add_flag("--quiet,-q", run->quiet, "No progress lines on stderr");
   r->callback([run, &action] { action = [run] { return run_judged(*run, false); }; });
 
   auto time = std::make_shared<RefArgs>();
   CLI::App* t = add_named(ref, "time", "Time a sealed reference on one case with the judge's paired protocol (A/A against itself)", *time);
   t->add_option("--tier", time->tier, "probe (one short job) or gate (measurement and confirmation jobs)")->capture_default_str();
-  t->add_option("--cap", time->cap_s, "Seconds per arm at most")->capture_default_str();
+  t->add_option("--cap", time->cap_s, "Seconds per arm at most")->capture_default_str()->check(CLI::PositiveNumber);
   t->add_option("--cache", time->cache_mode, "cold or warm")->capture_default_str();
   t->add_option("--json", time->json, "Write the JSON report to this file");
   t->add_flag("--quiet,-q", time->quiet, "No progress lines on stderr");

@@ -70,7 +70,7 @@ void register_seal_command(CLI::App& app, Action& action) {
   cmd->add_option("--flags", a->flags, "Optimization flags (default: \"-O3 -march=native\"); candidates are judged with the same");
   cmd->add_option("--origin", a->origin, "Where the reference came from, for the manifest (default: the source path)");
   cmd->add_flag("--keep-source", a->keep_source, "Copy the source into the vault instead of moving it");
-  cmd->add_option("--jobs,-j", a->jobs, "Parallel compiles (default: one per core)");
+  cmd->add_option("--jobs,-j", a->jobs, "Parallel compiles (default: one per core)")->check(CLI::PositiveNumber);
   cmd->callback([a, &action] { action = [a] { return run_seal(*a); }; });
 }
 

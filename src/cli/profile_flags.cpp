@@ -14,7 +14,7 @@ void add_profile_options(CLI::App* cmd, ProfileArgs& a) {
                   "A mechanism expectation, e.g. \"static.vec512_ops > 0\" or \"cg.D1mr change <= -30%\" (repeatable; docs/metrics.md)");
   cmd->add_option("--baseline-report", a.baseline_report,
                   "Baseline for relative expectations: the metrics of a previous judge --profile or profile report (default: the reference)");
-  cmd->add_option("--calls", a.calls, "Cold calls profiled for time.* and the counters")->capture_default_str();
+  cmd->add_option("--calls", a.calls, "Cold calls profiled for time.* and the counters")->capture_default_str()->check(CLI::PositiveNumber);
 }
 
 Expected<ParsedProfileArgs> parse_profile_args(const ProfileArgs& a) {

@@ -67,20 +67,20 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   cmd->add_option("--reference-flags", a.reference_flags, "Optimization flags for the reference (must equal the candidate's)")->group(group);
   if (set == TimingFlagSet::WithTiers) {
     cmd->add_option("--tier", a.tier, "probe (first case, short cap) or gate (every case, measurement + confirmation jobs)")->capture_default_str()->group(group);
-    cmd->add_option("--measure-jobs", a.measure_jobs, "Gate: independent measurement jobs")->capture_default_str()->group(group);
-    cmd->add_option("--confirm-jobs", a.confirm_jobs, "Gate: confirmation jobs (fresh processes, new seeds, reversed order)")->capture_default_str()->group(group);
+    cmd->add_option("--measure-jobs", a.measure_jobs, "Gate: independent measurement jobs")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
+    cmd->add_option("--confirm-jobs", a.confirm_jobs, "Gate: confirmation jobs (fresh processes, new seeds, reversed order)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   }
-  cmd->add_option("--cap", a.cap_s, "Seconds of measurement per arm per case per job")->capture_default_str()->group(group);
+  cmd->add_option("--cap", a.cap_s, "Seconds of measurement per arm per case per job")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
   cmd->add_option("--target", a.target_pct, "Stop when the 95% interval is within +-this percent")->capture_default_str()->group(group);
-  cmd->add_option("--min-samples", a.min_samples, "Samples per arm before stopping")->capture_default_str()->group(group);
-  cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before stopping")->capture_default_str()->group(group);
-  cmd->add_option("--lives", a.lives, "Worker lives per arm per job: both workers are restarted on fresh memory every few rounds and the interval is taken over lives (0: one life)")->capture_default_str()->group(group);
-  cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group);
+  cmd->add_option("--min-samples", a.min_samples, "Samples per arm before stopping")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
+  cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before stopping")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
+  cmd->add_option("--lives", a.lives, "Worker lives per arm per job: both workers are restarted on fresh memory every few rounds and the interval is taken over lives (0: one life)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--cache", a.cache_mode, "cold (flush before every sample) or warm")->capture_default_str()->group(group);
-  cmd->add_option("--flush-mb", a.flush_mb, "Cold-cache buffer in MiB (default: 2x the last-level cache)")->group(group);
+  cmd->add_option("--flush-mb", a.flush_mb, "Cold-cache buffer in MiB (default: 2x the last-level cache)")->group(group)->check(CLI::PositiveNumber);
   cmd->add_option("--cpus", a.cpus, "CPU set for both arms and the judge while it measures, e.g. 1 or 0-1 (default: one-thread tasks on the last CPU, others on all)")->group(group);
   cmd->add_option("--clock", a.clock, "monotonic (wall time) or thread_cpu (the worker thread's CPU time; one-thread tasks only) (default: thread_cpu for one-thread tasks)")->group(group);
-  cmd->add_option("--noise-floor", a.noise_floor_pct, "Smallest difference in percent a verdict may call real")->capture_default_str()->group(group);
+  cmd->add_option("--noise-floor", a.noise_floor_pct, "Smallest difference in percent a verdict may call real")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-calibration", a.no_calibration, "Ignore a stored A/A calibration")->group(group);
 }
 

@@ -290,11 +290,14 @@ std::vector<HostTensor> generate_inputs(const Operator& op, const Case& c, uint6
   std::vector<HostTensor> out;
   std::vector<TensorSpec> specs = c.input_specs(op);
   out.reserve(specs.size());
-  for (size_t k = 0; k < specs.size(); ++k) {
-    out.emplace_back(std::move(specs[k]));
-    fill_input(out.back(), c.range, derive_seed(job_seed, c.id, trial, static_cast<int>(k)));
-  }
+  for (auto& spec : specs) out.emplace_back(std::move(spec));
+  regenerate_inputs(out, c, job_seed, trial);
   return out;
+}
+
+void regenerate_inputs(std::vector<HostTensor>& inputs, const Case& c, uint64_t job_seed, int trial) {
+  for (size_t k = 0; k < inputs.size(); ++k)
+    fill_input(inputs[k], c.range, derive_seed(job_seed, c.id, trial, static_cast<int>(k)));
 }
 
 } // namespace temper::core

@@ -30,4 +30,9 @@ void fill_input(HostTensor& t, const ValueRange& range, uint64_t seed);
 // Generates every input of case `c` for one trial.
 std::vector<HostTensor> generate_inputs(const Operator& op, const Case& c, uint64_t job_seed, int trial);
 
+// Refills `inputs` (from generate_inputs for the same case) in place with the values of another
+// trial: what generate_inputs would give, without allocating. The timing job draws fresh values
+// for every call this way.
+void regenerate_inputs(std::vector<HostTensor>& inputs, const Case& c, uint64_t job_seed, int trial);
+
 } // namespace temper::core

@@ -102,33 +102,144 @@ std::string describe(const build::ElfSymbol& s) {
   return fmt::format("`{}` ({} from {})", s.name, s.version, s.library);
 }
 
-// The source with adjacent string literals joined ("a" "b" -> "ab") and backslash-newlines
-// removed, lower-cased, with each character's offset in the original.
+// The source as the compiler sees its tokens, for the name checks: comments removed (a comment
+// can name anything: it cannot read a file), backslash-newlines removed, adjacent string
+// literals joined ("a" "b" -> "ab"), lower-cased, with each character's offset in the original.
 struct Normalized {
   std::string text;
   std::vector<size_t> origin;
 };
 
-Normalized normalize(std::string_view src) {
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Backslash-newlines removed (translation phase 2), offsets kept.
+Normalized splice_lines(std::string_view src) {
   Normalized n;
   n.text.reserve(src.size());
   n.origin.reserve(src.size());
-  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
   for (size_t i = 0; i < src.size(); ++i) {
     if (src[i] == '\\' && i + 1 < src.size() && (src[i + 1] == '\n' || src[i + 1] == '\r')) {
       i += (src[i + 1] == '\r' && i + 2 < src.size() && src[i + 2] == '\n') ? 2 : 1;
       continue;
     }
-    if (src[i] == '"') {
+    n.text.push_back(src[i]);
+    n.origin.push_back(i);
+  }
+  return n;
+}
+
+// Comments replaced by one space, everything else kept: string, character and raw string
+// literals are recognized so that "//" inside one is not a comment, and a ' inside a number
+// (1'000) is a digit separator, not a character literal. Where it cannot tell, it keeps text:
+// an unterminated literal runs to the end, which hides nothing.
+Normalized strip_comments(const Normalized& in) {
+  const std::string& s = in.text;
+  Normalized n;
+  n.text.reserve(s.size());
+  n.origin.reserve(s.size());
+  auto keep = [&](size_t i) {
+    n.text.push_back(s[i]);
+    n.origin.push_back(in.origin[i]);
+  };
+  std::string ident;       // the identifier or number the scan is in (code only)
+  bool number = false;     // that token is a number (pp-number: digit separators allowed)
+  size_t i = 0;
+  // Copies a quoted literal that starts at s[i] (the quote) through its closing quote.
+  auto quoted = [&](char quote) {
+    keep(i++);
+    while (i < s.size()) {
+      if (s[i] == '\\' && i + 1 < s.size()) {
+        keep(i++);
+        keep(i++);
+        continue;
+      }
+      const bool close = s[i] == quote;
+      keep(i++);
+      if (close) return;
+    }
+  };
+  while (i < s.size()) {
+    const char c = s[i];
+    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      const size_t at = i;
+      while (i < s.size() && s[i] != '\n') ++i;
+      n.text.push_back(' ');
+      n.origin.push_back(in.origin[at]);
+      ident.clear();
+      continue;
+    }
+    if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      const size_t at = i;
+      size_t close = s.find("*/", i + 2);
+      i = close == std::string::npos ? s.size() : close + 2;
+      n.text.push_back(' ');
+      n.origin.push_back(in.origin[at]);
+      ident.clear();
+      continue;
+    }
+    if (c == '"') {
+      const bool raw = ident == "R" || ident == "u8R" || ident == "uR" || ident == "UR" || ident == "LR";
+      ident.clear();
+      if (!raw) {
+        quoted('"');
+        continue;
+      }
+      // R"delim( ... )delim"
+      size_t open = s.find('(', i + 1);
+      if (open == std::string::npos || open - i - 1 > 16) {
+        quoted('"');
+        continue;
+      }
+      const std::string terminator = ")" + s.substr(i + 1, open - i - 1) + "\"";
+      size_t close = s.find(terminator, open + 1);
+      const size_t end = close == std::string::npos ? s.size() : close + terminator.size();
+      while (i < end) keep(i++);
+      continue;
+    }
+    if (c == '\'') {
+      const bool separator = number && !ident.empty() && i + 1 < s.size() && ident_char(s[i + 1]);
+      if (!separator) {
+        ident.clear();
+        quoted('\'');
+        continue;
+      }
+      keep(i++);
+      continue;
+    }
+    if (ident_char(c)) {
+      if (ident.empty()) number = std::isdigit(static_cast<unsigned char>(c)) != 0;
+      ident.push_back(c);
+    } else if (c == '.' && number) {
+      ident.push_back(c); // 1.5e3
+    } else if (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      ident.assign(1, c); // .5
+      number = true;
+    } else {
+      ident.clear();
+    }
+    keep(i++);
+  }
+  return n;
+}
+
+Normalized normalize(std::string_view src) {
+  const Normalized code = strip_comments(splice_lines(src));
+  Normalized n;
+  n.text.reserve(code.text.size());
+  n.origin.reserve(code.text.size());
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
+  const std::string& t = code.text;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '"') {
       size_t j = i + 1;
-      while (j < src.size() && is_space(src[j])) ++j;
-      if (j < src.size() && src[j] == '"') {
+      while (j < t.size() && is_space(t[j])) ++j;
+      if (j < t.size() && t[j] == '"') {
         i = j; // drop the closing quote, the space between and the opening quote
         continue;
       }
     }
-    n.text.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(src[i]))));
-    n.origin.push_back(i);
+    n.text.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(t[i]))));
+    n.origin.push_back(code.origin[i]);
   }
   return n;
 }

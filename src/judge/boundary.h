@@ -36,6 +36,7 @@ inline constexpr std::string_view kDeferredWork = "deferred_work";   // the outp
 inline constexpr std::string_view kTimedBehaviourDiffers = "timed_behaviour_differs";
 // Found at run time by temper-cuda-worker: work still running after the timed window.
 inline constexpr std::string_view kWorkOutsideTimedWindow = "work_outside_timed_window";
+inline constexpr std::string_view kWorkOutsideCall = "work_outside_call"; // threads worked between (or, unclocked, during) calls
 
 // An imported symbol no candidate may use: the exact name, or every name starting with it.
 struct ForbiddenImport {

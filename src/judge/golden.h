@@ -44,6 +44,11 @@ public:
   Expected<GoldenResult> outputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                  GoldenPrecision precision);
 
+  // The golden outputs on `inputs` computed now and not cached: for values that occur once (the
+  // timing job's sampled check), which would only churn the cache.
+  Expected<GoldenResult> outputs_uncached(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                          GoldenPrecision precision);
+
   // Makes sure the golden outputs are in the cache without reading them back: a cache hit only
   // checks that the bundle exists (outputs() reads it when the check needs it, and recomputes
   // an unreadable one). The result has no outputs, only seconds and cache_hit.
@@ -55,7 +60,8 @@ public:
 private:
   std::string key(const core::Case& c, const std::vector<core::HostTensor>& inputs, GoldenPrecision precision) const;
   std::filesystem::path cached_path(const std::string& id) const;
-  // Runs the golden and caches its outputs; reads them back only when `read` is set.
+  // Runs the golden and caches its outputs (unless `cached` is empty); reads them back only when
+  // `read` is set.
   Expected<GoldenResult> compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                  const std::filesystem::path& cached, bool read);
 

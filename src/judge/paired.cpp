@@ -13,13 +13,17 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMinRoundsForVerdict = 3; // fewer than this in the cap is TOO_SLOW (pygpubench)
 constexpr int kMinLivesForInterval = 3; // estimate_from_lives: Student's t needs 3 lives
+constexpr int kMaxRounds = 1 << 16;
 
 StopRule sanitized(StopRule r) {
-  r.min_samples = std::max(r.min_samples, 1);
-  r.max_samples = std::max(r.max_samples, r.min_samples);
+  // Content ids (paired.h) stay unique: rounds, and so lives, below 2^16; 2^8 calls per renewal.
+  r.min_samples = std::clamp(r.min_samples, 1, kMaxRounds);
+  r.max_samples = std::clamp(r.max_samples, r.min_samples, kMaxRounds);
   r.check_every_rounds = std::max(r.check_every_rounds, 1);
   r.warmup_min_calls = std::max(r.warmup_min_calls, 0);
-  r.warmup_max_calls = std::max(r.warmup_max_calls, r.warmup_min_calls);
+  r.warmup_max_calls = std::clamp(r.warmup_max_calls, r.warmup_min_calls, kContentWarmupBase);
+  r.warmup_min_calls = std::min(r.warmup_min_calls, r.warmup_max_calls);
+  r.life_warmup_calls = std::clamp(r.life_warmup_calls, 0, 1 << 8);
   if (!(r.cap_s > 0)) r.cap_s = 0; // NaN or negative: nothing fits, the result says TOO_SLOW
   if (!(r.overhead_allowance_s >= 0)) r.overhead_allowance_s = 0;
   if (!(r.wall_limit_factor >= 1)) r.wall_limit_factor = 1;
@@ -48,9 +52,9 @@ double wall_kernel_time(const TimedSample& s) {
 // One timed call. Charges the arm the kernel's measured time (the protocol's clock) plus at
 // most the allowance of what the call cost around it; a failed call is charged in full (it
 // ends the measurement anyway).
-Expected<Call> timed_call(ArmState& a, int set, util::Clock& clock, double allowance) {
+Expected<Call> timed_call(ArmState& a, CallContent call, util::Clock& clock, double allowance) {
   const double start = clock.now();
-  Expected<TimedSample> s = a.arm.sample(set);
+  Expected<TimedSample> s = a.arm.sample(call);
   const double spent = std::max(clock.now() - start, 0.0);
   double charged = spent;
   double wall_kernel = 0;
@@ -246,7 +250,7 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     for (int j = 0; j < 2; ++j) {
       ArmState& a = arms[(i + j) % 2];
       if (!needs_warmup(a)) continue;
-      auto c = timed_call(a, i % input_sets, clock, rule.overhead_allowance_s);
+      auto c = timed_call(a, {i % input_sets, kContentWarmupBase + i}, clock, rule.overhead_allowance_s);
       ++a.out.warmup_calls;
       if (!c) {
         fail_arm(r, a, c.error());
@@ -277,6 +281,7 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   int last_check = -1;
   bool ref_first = true;
   bool second_look = false; // the one extra warm-up call before a refusal at round 0
+  int second_looks = 0;
   for (;;) {
     if (r.rounds >= rule.max_samples) {
       r.stop_reason = StopReason::MaxSamples;
@@ -317,10 +322,11 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     // on the cheaper of the two.
     if (stop && first_call_only) {
       second_look = true;
+      const int look = second_looks++;
       for (int k = 0; k < 2; ++k) {
         if (!stopping[k]) continue;
         ArmState& a = arms[k];
-        auto c = timed_call(a, 1 % input_sets, clock, rule.overhead_allowance_s);
+        auto c = timed_call(a, {1 % input_sets, kContentSecondLookBase + look}, clock, rule.overhead_allowance_s);
         ++a.out.warmup_calls;
         if (!c) {
           fail_arm(r, a, c.error());
@@ -350,7 +356,8 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
       for (int i = 0; i < rule.life_warmup_calls; ++i) {
         for (int j = 0; j < 2; ++j) {
           ArmState& a = arms[(first + j) % 2];
-          auto c = timed_call(a, (r.rounds + i) % input_sets, clock, rule.overhead_allowance_s);
+          auto c = timed_call(a, {(r.rounds + i) % input_sets, kContentLifeWarmupBase + life * (1 << 8) + i}, clock,
+                              rule.overhead_allowance_s);
           ++a.out.warmup_calls;
           if (!c) {
             fail_arm(r, a, c.error());
@@ -366,7 +373,7 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     Call calls[2];
     for (int pos = 0; pos < 2; ++pos) {
       const int which = (pos == 0) == ref_first ? 0 : 1;
-      auto c = timed_call(arms[which], set, clock, rule.overhead_allowance_s);
+      auto c = timed_call(arms[which], {set, r.rounds}, clock, rule.overhead_allowance_s);
       if (!c) {
         fail_arm(r, arms[which], c.error());
         return finish(); // the incomplete round is not recorded

@@ -54,11 +54,26 @@ struct TimedSample {
   std::string message;
 };
 
+// Which values a call computes on. measure_paired gives both arms' calls of one step (a round,
+// a warm-up step, a renewal's warm-up step) the same content id, and no two steps of a job the
+// same one, so an arm that generates its values from (job, content id) computes on fresh values
+// every call while the two arms of a round compute on the same values.
+struct CallContent {
+  int input_set = 0; // the arena slot (addresses rotate over the job)
+  int content = 0;   // the values: unique per step of the job, the same for both arms
+};
+
+// Content ids by step kind: rounds count from 0; warm-up steps, second looks and renewals'
+// warm-up steps have ranges of their own above every round number a job can reach.
+inline constexpr int kContentWarmupBase = 1 << 24;
+inline constexpr int kContentSecondLookBase = 2 << 24;
+inline constexpr int kContentLifeWarmupBase = 3 << 24;
+
 class TimedArm {
 public:
   virtual ~TimedArm() = default;
-  // Runs the kernel once on input set `input_set` and reports its times.
-  virtual Expected<TimedSample> sample(int input_set) = 0;
+  // Runs the kernel once on `call.input_set`'s slot with `call.content`'s values and reports its times.
+  virtual Expected<TimedSample> sample(CallContent call) = 0;
   // Whether renew() starts a new life (StopRule::target_lives); arms that cannot keep one life.
   virtual bool renewable() const { return false; }
   // Replaces the arm's process and memory with fresh ones (new code and data placement), same
@@ -76,7 +91,7 @@ struct StopRule {
   double cap_s = 15;       // per arm, charged as above (kernel time + bounded overhead), incl. warmup
   double overhead_allowance_s = 1e-3; // per call, charged on top of the kernel's time at most
   double wall_limit_factor = 4;       // an arm's wall time in sample() stops it at this * cap_s
-  int max_samples = 1000;  // per arm; also satisfies min_time_s when reached
+  int max_samples = 1000;  // per arm; also satisfies min_time_s when reached (at most 2^16: content ids)
   double warmup_s = 0.025; // per arm, unrecorded
   int warmup_min_calls = 1;
   int warmup_max_calls = 1000; // bounds the warmup when calls take no time

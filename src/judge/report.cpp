@@ -97,6 +97,10 @@ nlohmann::json arm_json(const ArmResult& a, bool with_host_wall) {
   return j;
 }
 
+nlohmann::json activity_json(const ArmActivity& a) {
+  return {{"outside_call_cpu_seconds", a.outside_call_cpu_seconds}, {"max_threads", a.max_threads}, {"timed_calls", a.timed_calls}};
+}
+
 nlohmann::json estimate_json(const PairedEstimate& e) {
   return {{"n", e.n},
           {"speedup", json_number(e.speedup)},
@@ -134,13 +138,23 @@ nlohmann::json timing_json(const CaseTimingSummary& t, bool device_time) {
                         {"reference", arm_json(r.paired.reference, device_time)},
                         {"candidate", arm_json(r.paired.candidate, device_time)},
                         {"suspicious_samples", r.paired.suspicious_samples},
+                        {"content", r.content},
                         {"rechecks", r.rechecks},
-                        {"fingerprint_changes", r.fingerprint_changes},
-                        {"reference_fingerprint_changes", r.reference_fingerprint_changes},
+                        {"check", {{"target", r.check_target},
+                                   {"rechecked", r.rechecks},
+                                   {"proved_by_identity", r.proved_by_identity},
+                                   {"proved_by_reference", r.proved_by_reference},
+                                   {"unprovable", r.unprovable},
+                                   {"seconds", r.check_seconds},
+                                   {"golden_seconds", r.golden_seconds}}},
+                        {"content_seconds", r.content_seconds},
+                        {"activity", {{"reference", activity_json(r.reference_activity)},
+                                      {"candidate", activity_json(r.candidate_activity)}}},
                         {"wall_seconds", r.paired.wall_seconds}};
     if (!r.message.empty()) j["message"] = r.message;
     // The round-trip cross-check never changes the statistics; a candidate whose unexplained
     // gaps stand out from the reference's on the same machine is flagged for a human to look at.
+    if (!r.warning.empty()) j["warning"] = r.warning;
     if (gap_excess(r.paired)) {
       j["warning"] = fmt::format("{} of the candidate's timed calls spent unexplained time outside its timer "
                                  "(reference: {}): work done before the timer starts, or a patched timer?",

@@ -10,7 +10,8 @@
 
 namespace temper::judge {
 
-inline constexpr int kReportSchemaVersion = 1;
+// 2: timing jobs report the sampled check and each arm's activity instead of fingerprint counts.
+inline constexpr int kReportSchemaVersion = 2;
 
 nlohmann::json case_to_json(const CaseResult& c);
 nlohmann::json report_to_json(const JudgeReport& r);

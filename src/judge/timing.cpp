@@ -9,13 +9,17 @@
 #include "util/clock.h"
 #include "util/hash.h"
 #include "util/host.h"
+#include "util/streaming_copy.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <random>
+#include <set>
 #include <thread>
 
 #include <pthread.h>
@@ -32,6 +36,10 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"cpus", cpus},
           {"clock", clock},
           {"min_input_sets", min_input_sets},
+          {"content", content},
+          {"idle_arm", idle_arm},
+          {"check_fraction", check_fraction},
+          {"check_confidence", check_confidence},
           {"overhead_allowance_s", rule.overhead_allowance_s},
           {"wall_limit_factor", rule.wall_limit_factor},
           {"pool_cap_bytes", pool_cap_bytes},
@@ -93,131 +101,217 @@ int input_set_count(const MeasurementProtocol& p, size_t bytes_per_set) {
   return static_cast<int>(std::clamp<size_t>(fit, 1, static_cast<size_t>(std::max(1, p.min_input_sets))));
 }
 
+int check_sample_size(double fraction, double confidence) {
+  if (!(fraction > 0 && fraction < 1) || !(confidence > 0 && confidence < 1)) return 0;
+  return static_cast<int>(std::ceil(std::log(1 - confidence) / std::log(1 - fraction) - 1e-9));
+}
+
+double work_outside_allowance(double kernel_seconds_total) { return 2e-3 + 0.02 * std::max(kernel_seconds_total, 0.0); }
+
 namespace {
 
-uint64_t fingerprint(const backend::SharedArena& arena) {
+uint64_t hash_outputs(const backend::SharedArena& arena) {
   uint64_t h = 0;
   auto& a = const_cast<backend::SharedArena&>(arena);
-  for (size_t k = 0; k < arena.layout().outputs.size(); ++k) {
-    h = util::hash64(a.output(k), arena.layout().outputs[k].bytes(), h);
-  }
+  for (size_t k = 0; k < arena.layout().outputs.size(); ++k) h = util::hash64(a.output(k), arena.layout().outputs[k].bytes(), h);
   return h;
 }
 
-struct SetData {
+// The values of one call, and a hash of them.
+struct CallValues {
   std::vector<core::HostTensor> inputs;
-  GoldenResult golden;
-  std::optional<GoldenResult> lowp;
+  uint64_t hash = 0;
 };
 
-// What the judge does with an arm's outputs after each timed call. The candidate's are
-// rechecked; the reference's are fingerprinted the same way (a change is counted, never
-// judged), so that the judge's work between calls is the same for both arms. When only the
-// candidate's outputs were read, the same kernel in both arms timed 0.35% faster as the
-// candidate on a quiet host (docs/benchmarks.md, 4.7 and 4.8).
-enum class AfterCall { Nothing, Fingerprint, Recheck };
+// The values of a job's calls, generated on demand from the job seed and the call's content id
+// (paired.h), outside either arm's cap and wall clock. Both arms of a step ask for the same id
+// one after the other: the last few are kept, and their buffers are refilled in place.
+class ContentSource {
+public:
+  ContentSource(const core::Operator& op, const core::Case& c, uint64_t job_seed, bool fresh, int pool_sets)
+      : m_op(op), m_case(c), m_fresh(fresh), m_pool_sets(std::max(pool_sets, 1)),
+        // Apart from the correctness trials of the same seed: a timing job never repeats them.
+        m_seed(core::derive_seed(job_seed, c.id, -1, -1)) {
+    m_slots.resize(static_cast<size_t>(fresh ? 2 : m_pool_sets));
+  }
 
-// One arm: a worker on its own arena holding every input set. Each sample restores the set's
-// inputs, poisons the outputs, runs the cold-cache step, then times one call.
-//
-// The values rotate among the slots: the k-th visit to slot s holds the values of set
-// (s + k) % sets, so the same address sees different values over a job and a cache keyed by
-// input pointer returns another set's output. Both arms visit slots in the same order (paired.h),
-// so they see the same values.
+  // The values for content id `content`.
+  const CallValues& get(int content) {
+    const int values = m_fresh ? content : content % m_pool_sets;
+    for (auto& slot : m_slots)
+      if (slot.values == values && slot.filled) return slot.data;
+    Slot& slot = *std::min_element(m_slots.begin(), m_slots.end(), [](const Slot& a, const Slot& b) { return a.used < b.used; });
+    const util::SteadyClock clock;
+    const double t0 = clock.now();
+    if (!slot.filled) slot.data.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
+    else core::regenerate_inputs(slot.data.inputs, m_case, m_seed, values);
+    uint64_t h = 0;
+    for (const auto& t : slot.data.inputs) h = util::hash64(t.buffer.data(), t.spec.bytes(), h);
+    slot.data.hash = h;
+    slot.values = values;
+    slot.filled = true;
+    slot.used = ++m_tick;
+    m_seconds += clock.now() - t0;
+    return slot.data;
+  }
+
+  const std::vector<core::HostTensor>& any() { return get(0).inputs; }
+
+  // The values of `content` in buffers of their own (the sampled check holds several at once).
+  CallValues copy_of(int content) {
+    const int values = m_fresh ? content : content % m_pool_sets;
+    CallValues v;
+    v.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
+    for (const auto& t : v.inputs) v.hash = util::hash64(t.buffer.data(), t.spec.bytes(), v.hash);
+    return v;
+  }
+  double seconds() const { return m_seconds; }
+
+private:
+  struct Slot {
+    CallValues data;
+    int values = -1;
+    bool filled = false;
+    uint64_t used = 0;
+  };
+  const core::Operator& m_op;
+  const core::Case& m_case;
+  bool m_fresh;
+  int m_pool_sets;
+  uint64_t m_seed;
+  std::vector<Slot> m_slots;
+  uint64_t m_tick = 0;
+  double m_seconds = 0;
+};
+
+// One timed call as the judge remembers it for the sampled check.
+struct TimedCall {
+  int content = 0;
+  int slot = 0;
+  uint64_t inputs_hash = 0;
+  uint64_t outputs_hash = 0;
+};
+
+// One arm: a worker on its own arena. Each sample takes the call's values, runs the cold-cache
+// step, writes the values into the call's slot around the caches and poisons the outputs while
+// the worker is frozen, then times one call and freezes the worker again. So the worker runs
+// only during its own commands: never while the other arm is timed, and never while values it
+// has not been called on sit in its arena.
 class WorkerArm final : public TimedArm {
 public:
-  WorkerArm(const core::Task& task, const std::vector<SetData>& sets, backend::SharedArena arena, bool cold,
-            AfterCall after, bool cpu_clock)
-      : m_task(task), m_sets(sets), m_arena(std::move(arena)), m_cold(cold), m_after(after), m_cpu_clock(cpu_clock) {}
+  WorkerArm(ContentSource& content, backend::SharedArena arena, bool cold, bool hash_outputs, bool cpu_clock, bool freeze)
+      : m_content(content), m_arena(std::move(arena)), m_cold(cold), m_hash(hash_outputs), m_cpu_clock(cpu_clock),
+        m_freeze(freeze) {}
 
   Expected<backend::CallResult> start(const backend::WorkerOptions& options) {
     m_options = options;
-    m_visits.assign(static_cast<size_t>(m_arena.layout().input_sets), 0);
-    for (int s = 0; s < m_arena.layout().input_sets; ++s) restore(s, s);
     auto [w, loaded] = backend::Worker::start(options, m_arena);
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     m_worker = std::move(w);
+    if (loaded.ok()) settle();
     return loaded;
   }
 
   // A new life: a new process (code placement: its own address space layout) on a new arena
-  // (data placement: new pages), the same kernel. The value rotation and the checked outputs'
-  // fingerprints carry over, so verification and the rotation behave as in one life.
+  // (data placement: new pages), the same kernel.
   bool renewable() const override { return true; }
   Status renew() override {
     m_worker.reset();
     // The new arena is mapped before the old one is released, so it cannot get the old pages back.
     TEMPER_TRY_ASSIGN(backend::SharedArena fresh, backend::SharedArena::create(m_arena.layout()));
     m_arena = std::move(fresh);
-    const backend::ArenaLayout& layout = m_arena.layout();
-    for (int s = 0; s < layout.input_sets; ++s) restore(s, s);
     auto [w, loaded] = backend::Worker::start(m_options, m_arena);
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     if (!loaded.ok()) return fail("the kernel no longer loads in a new worker: {}", loaded.message);
     m_worker = std::move(w);
+    settle();
     return {};
   }
 
-  // Restore, then the cold-cache step, then the call: nothing touches memory between the flush
-  // and the timed call, and the judge's thread runs on the workers' CPU while it measures
-  // (ScopedAffinity), so the flush also evicts what the restore left in that core's caches.
-  Expected<TimedSample> sample(int set) override {
-    const int sets = m_arena.layout().input_sets;
-    const int values = (set + m_visits[static_cast<size_t>(set)]++) % sets;
-    restore(set, values);
+  // The cold-cache step, then the values written around the caches (the kernel finds them in
+  // memory, and the judge's own thread, pinned to the workers' CPUs while it measures, leaves
+  // nothing of them cached), then the call.
+  Expected<TimedSample> sample(CallContent call) override {
     TimedSample out;
+    const util::SteadyClock clock;
+    double t = clock.now();
+    const CallValues& values = m_content.get(call.content);
+    out.judge_seconds += clock.now() - t;
     if (m_cold) {
+      const auto before = other_cpu();
       backend::CallResult f = m_worker->flush();
       if (f.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", f.message);
       if (!f.ok()) return failed(f);
+      idle();
+      add_outside(before, other_cpu());
     }
-    backend::CallResult r = m_worker->run(set);
+    restore(call.input_set, values);
+    const auto before = other_cpu();
+    backend::CallResult r = m_worker->run(call.input_set);
     if (r.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", r.message);
     if (!r.ok()) return failed(r);
+    idle();
+    // On the thread's CPU clock, what other threads did during the call is time the clock
+    // does not see: it counts as work outside the call.
+    if (m_cpu_clock) add_outside(before, other_cpu());
+    ++m_activity.timed_calls;
+    m_activity.max_threads = std::max(m_activity.max_threads, m_worker->thread_count());
     out.kernel_seconds = m_cpu_clock ? r.cpu_seconds : r.kernel_seconds;
     // The round-trip cross-check compares host times: with device time (the NPU profiler) the
     // runner's host wall time of the same call.
     out.kernel_wall_seconds = r.time_kind == "device" && r.wall_seconds > 0 ? r.wall_seconds : r.kernel_seconds;
     out.round_trip_seconds = r.round_trip_seconds;
-    if (m_after != AfterCall::Nothing) {
-      const util::SteadyClock clock;
-      const double start = clock.now();
-      std::string why;
-      if (m_after == AfterCall::Recheck) why = verify(values);
-      else note_fingerprint(values);
-      out.judge_seconds = clock.now() - start;
-      if (!why.empty()) {
-        out.ok = false;
-        out.message = why;
-        m_behaviour_differs = true;
-      }
+    if (m_hash) {
+      t = clock.now();
+      m_calls.push_back({call.content, call.input_set, values.hash, hash_outputs(m_arena)});
+      out.judge_seconds += clock.now() - t;
     }
     return out;
   }
 
-  int rechecks() const { return m_rechecks; }
-  int fingerprint_changes() const { return m_fingerprint_changes; }
-  bool behaviour_differs() const { return m_behaviour_differs; }
-  const std::string& cheat_reason() const { return m_cheat_reason; } // stale_output, deferred_work or empty
+  // Runs the kernel once more, untimed, on `values` in `slot`, as a timed call runs (the
+  // cold-cache step first), so that a re-run looks like any other call; the outputs stay in the
+  // arena.
+  backend::CallResult rerun(const CallValues& values, int slot) {
+    if (m_cold) {
+      backend::CallResult f = m_worker->flush();
+      if (!f.ok()) return f;
+      idle();
+    }
+    restore(slot, values);
+    backend::CallResult r = m_worker->run(slot);
+    if (r.ok()) idle();
+    return r;
+  }
+  // Lets a frozen worker run for `ms` (a thread that finishes the outputs late shows itself).
+  void run_briefly(int ms) {
+    m_worker->thaw();
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    idle();
+  }
+
+  backend::SharedArena& arena() { return m_arena; }
+  const std::vector<TimedCall>& calls() const { return m_calls; }
+  const ArmActivity& activity() const { return m_activity; }
   std::optional<backend::CallOutcome> failure() const { return m_failure; }
   const std::string& failure_reason() const { return m_failure_reason; }
 
 private:
-  void restore(int set, int values) {
-    const auto& inputs = m_sets[static_cast<size_t>(values)].inputs;
-    for (size_t k = 0; k < inputs.size(); ++k) std::memcpy(m_arena.input(set, k), inputs[k].buffer.data(), inputs[k].spec.bytes());
-    const auto& outs = m_arena.layout().outputs;
-    for (size_t k = 0; k < outs.size(); ++k) std::memset(m_arena.output(k), 0xFF, outs[k].bytes());
+  void settle() {
+    if (m_freeze) m_worker->freeze();
+  }
+  void idle() { settle(); }
+
+  std::optional<double> other_cpu() const { return m_worker ? m_worker->other_threads_cpu_seconds() : std::nullopt; }
+  void add_outside(std::optional<double> before, std::optional<double> after) {
+    if (before && after && *after > *before) m_activity.outside_call_cpu_seconds += *after - *before;
   }
 
-  // Only a count: a reference may legitimately differ in its last bits from call to call.
-  void note_fingerprint(int set) {
-    const uint64_t fp = fingerprint(m_arena);
-    auto [it, inserted] = m_known.try_emplace(set, fp);
-    if (!inserted && it->second != fp) {
-      ++m_fingerprint_changes;
-      it->second = fp;
-    }
+  void restore(int set, const CallValues& values) {
+    const auto& inputs = values.inputs;
+    for (size_t k = 0; k < inputs.size(); ++k) util::copy_streaming(m_arena.input(set, k), inputs[k].buffer.data(), inputs[k].spec.bytes());
+    const auto& outs = m_arena.layout().outputs;
+    for (size_t k = 0; k < outs.size(); ++k) util::fill_streaming(m_arena.output(k), 0xFF, outs[k].bytes());
   }
 
   TimedSample failed(const backend::CallResult& r) {
@@ -229,74 +323,16 @@ private:
     return s;
   }
 
-  // The first output of each set of values, and any output whose bytes differ from it, is
-  // compared with the golden: identical bytes were already checked, different bytes must pass
-  // again. The comparison reads a copy taken at once, and the output must not move after the
-  // call returned (deferred_work); a failing output that is another set's checked output is a
-  // cached result (stale_output).
-  std::string verify(int set) {
-    uint64_t fp = fingerprint(m_arena);
-    auto it = m_known.find(set);
-    if (it != m_known.end() && it->second == fp) return {};
-    if (it != m_known.end()) ++m_fingerprint_changes;
-    ++m_rechecks;
-    std::vector<std::vector<unsigned char>> snap;
-    for (size_t k = 0; k < m_arena.layout().outputs.size(); ++k) {
-      snap.emplace_back(m_arena.output(k), m_arena.output(k) + m_arena.layout().outputs[k].bytes());
-    }
-    auto snap_fp = [&] {
-      uint64_t h = 0;
-      for (const auto& b : snap) h = util::hash64(b.data(), b.size(), h);
-      return h;
-    };
-    auto deferred = [&] {
-      m_cheat_reason = std::string(kDeferredWork);
-      return fmt::format("a timed call's output (input set {}) changed after the call returned: the kernel left work to a thread", set);
-    };
-    if (snap_fp() != fp) return deferred();
-    const SetData& d = m_sets[static_cast<size_t>(set)];
-    std::string why;
-    for (size_t k = 0; k < d.golden.outputs.size() && why.empty(); ++k) {
-      const GoldenOutput& g = d.golden.outputs[k];
-      const auto& spec = m_arena.layout().outputs[k];
-      std::vector<double> got(static_cast<size_t>(spec.numel()));
-      for (size_t i = 0; i < got.size(); ++i) got[i] = core::load_double(snap[k].data(), spec.dtype, i);
-      core::OutputView view{g.dtype, g.shape, got.data(), g.values.data(), d.lowp ? d.lowp->outputs[k].values.data() : nullptr};
-      core::Comparison cmp = core::compare_output(m_task.tolerance_for(g.name), view);
-      if (!cmp.passed) why = fmt::format("a timed call's output '{}' (input set {}) fails the golden check: {}", g.name, set, cmp.reason);
-    }
-    if (fingerprint(m_arena) != fp) return deferred();
-    if (why.empty()) {
-      m_known[set] = fp;
-      return {};
-    }
-    // Only a failing output is watched, so honest kernels never wait here.
-    for (int waited = 0; waited < 100; ++waited) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      if (fingerprint(m_arena) != fp) return deferred();
-    }
-    for (const auto& [other, other_fp] : m_known) {
-      if (other == set || other_fp != fp) continue;
-      m_cheat_reason = std::string(kStaleOutput);
-      return why + fmt::format("; the output is byte for byte the checked output of input set {} (a cached result)", other);
-    }
-    return why;
-  }
-
-  const core::Task& m_task;
-  const std::vector<SetData>& m_sets;
+  ContentSource& m_content;
   backend::SharedArena m_arena;
   bool m_cold;
-  AfterCall m_after;
+  bool m_hash;
   bool m_cpu_clock;
+  bool m_freeze;
   std::unique_ptr<backend::Worker> m_worker;
   backend::WorkerOptions m_options;
-  std::map<int, uint64_t> m_known;
-  int m_rechecks = 0;
-  int m_fingerprint_changes = 0;
-  bool m_behaviour_differs = false;
-  std::string m_cheat_reason;
-  std::vector<int> m_visits; // per slot: samples taken there
+  std::vector<TimedCall> m_calls;
+  ArmActivity m_activity;
   std::optional<backend::CallOutcome> m_failure;
   std::string m_failure_reason; // a runtime boundary check's reason code, if one stopped the arm
 };
@@ -324,6 +360,163 @@ private:
   bool m_active = false;
 };
 
+// The sampled check of a job's timed calls (timing.h): a secret random sample of the
+// candidate's calls is run again on the same values; each must give the bytes it gave when timed
+// and pass the golden. A call is proved without a re-run when its inputs and outputs equal a
+// checked call's (constant inputs repeat), or when its output is byte for byte the trusted
+// reference's on the same values (the reference timed against itself, or a kernel that computes
+// what it computes); neither counts towards the sample. The goldens of a batch of sampled calls
+// run in parallel, one per core: the measurement is over, the cores are free. Fills the check's
+// fields of `out`; errors are the harness's (a golden that fails).
+Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm& cand, const WorkerArm& ref,
+                         ContentSource& content, GoldenRunner& golden, const MeasurementProtocol& p, uint64_t job_seed,
+                         CaseTiming& out) {
+  const util::SteadyClock clock;
+  const double t0 = clock.now();
+  const std::vector<TimedCall>& calls = cand.calls();
+  out.check_target = check_sample_size(p.check_fraction, p.check_confidence);
+  // The hash of an output that was never written (the poison), and how often each output hash
+  // occurs: a failing output that another call on other values also gave is a remembered result.
+  const auto& layout = cand.arena().layout();
+  uint64_t poison = 0;
+  for (const auto& o : layout.outputs) {
+    std::vector<unsigned char> bytes(o.bytes(), 0xFF);
+    poison = util::hash64(bytes.data(), bytes.size(), poison);
+  }
+  std::map<uint64_t, std::vector<const TimedCall*>> by_output;
+  for (const auto& call : calls) by_output[call.outputs_hash].push_back(&call);
+  auto remembered = [&](const TimedCall& call) -> const TimedCall* {
+    if (call.outputs_hash == poison) return nullptr;
+    for (const TimedCall* other : by_output[call.outputs_hash])
+      if (other->inputs_hash != call.inputs_hash) return other;
+    return nullptr;
+  };
+  std::map<int, uint64_t> reference_output; // content id -> the reference's output hash
+  for (const auto& call : ref.calls()) reference_output[call.content] = call.outputs_hash;
+
+  std::vector<size_t> order(calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // The job seed is secret, so is the sample: the kernel cannot tell which calls are checked.
+  std::mt19937_64 rng(core::derive_seed(job_seed, c.id, -2, -2));
+  std::shuffle(order.begin(), order.end(), rng);
+  std::set<std::pair<uint64_t, uint64_t>> checked;
+  auto differs = [&](std::string why, std::string_view reason = {}) {
+    out.behaviour_differs = true;
+    out.cheat_reason_code = std::string(reason);
+    out.paired.status = PairedStatus::ArmFailed;
+    out.paired.failed_arm = Arm::Candidate;
+    out.paired.failure_message = why;
+    out.message = std::move(why);
+    out.check_seconds = clock.now() - t0;
+    return Status{};
+  };
+
+  struct Sampled {
+    const TimedCall* call = nullptr;
+    CallValues values;
+    Expected<GoldenResult> fp64 = fail("not computed");
+    std::optional<Expected<GoldenResult>> lowp;
+  };
+  const size_t batch_size = static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
+  size_t next = 0;
+  while (out.rechecks < out.check_target && next < order.size()) {
+    // The next calls that need a re-run, up to a batch.
+    std::vector<Sampled> batch;
+    while (next < order.size() && batch.size() < batch_size && out.rechecks + static_cast<int>(batch.size()) < out.check_target) {
+      const TimedCall& call = calls[order[next++]];
+      if (checked.count({call.inputs_hash, call.outputs_hash})) {
+        ++out.proved_by_identity;
+        continue;
+      }
+      if (auto it = reference_output.find(call.content); it != reference_output.end() && it->second == call.outputs_hash) {
+        ++out.proved_by_reference;
+        continue;
+      }
+      Sampled sm;
+      sm.call = &call;
+      sm.values = content.copy_of(call.content);
+      batch.push_back(std::move(sm));
+    }
+    if (batch.empty()) break;
+    const double g0 = clock.now();
+    {
+      std::vector<std::thread> threads;
+      for (auto& sm : batch) {
+        threads.emplace_back([&task, &c, &golden, &sm] {
+          sm.fp64 = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::Fp64);
+          if (sm.fp64 && needs_low_precision(task, sm.fp64->outputs))
+            sm.lowp = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::LowPrecision);
+        });
+      }
+      for (auto& t : threads) t.join();
+    }
+    out.golden_seconds += clock.now() - g0;
+    for (auto& sm : batch) {
+      const TimedCall& call = *sm.call;
+      ++out.rechecks;
+      if (!sm.fp64) return tl::unexpected(sm.fp64.error());
+      if (sm.lowp && !*sm.lowp) return tl::unexpected(sm.lowp->error());
+      backend::CallResult r = cand.rerun(sm.values, call.slot);
+      if (!r.ok()) return differs(fmt::format("a timed call's values, run again untimed, fail: {}", r.message));
+      backend::SharedArena& arena = cand.arena();
+      std::vector<std::vector<unsigned char>> snap;
+      for (size_t k = 0; k < layout.outputs.size(); ++k)
+        snap.emplace_back(arena.output(k), arena.output(k) + layout.outputs[k].bytes());
+      uint64_t got = 0;
+      for (const auto& b : snap) got = util::hash64(b.data(), b.size(), got);
+      const TimedCall* stale = remembered(call);
+      if (got != call.outputs_hash) {
+        // Once more: a kernel that gives other bytes every time is nondeterministic, and then no
+        // timed output can be matched to a checked one. Its measurement proves nothing, so it
+        // gives no verdict (never a false one): the kernel is not accused, and a kernel that made
+        // itself nondeterministic to hide what it does when timed gains nothing.
+        backend::CallResult again = cand.rerun(sm.values, call.slot);
+        if (again.ok() && hash_outputs(arena) != got) {
+          out.unprovable = true;
+          out.message = "the candidate gives different bytes for the same values (nondeterministic), so its timed outputs "
+                        "cannot be matched to checked ones: no speed verdict";
+          out.check_seconds = clock.now() - t0;
+          return {};
+        }
+        if (stale) {
+          return differs("a timed call's output is byte for byte the output of an earlier call on other values (a remembered "
+                         "result); run again on its own values it gives other bytes",
+                         kStaleOutput);
+        }
+        return differs("a timed call's output differs from the output the same values give when run again untimed: "
+                       "the kernel computes differently when timed");
+      }
+      const GoldenResult& g = *sm.fp64;
+      std::string why;
+      for (size_t k = 0; k < g.outputs.size() && why.empty(); ++k) {
+        const GoldenOutput& go = g.outputs[k];
+        const auto& spec = layout.outputs[k];
+        std::vector<double> vals(static_cast<size_t>(spec.numel()));
+        for (size_t i = 0; i < vals.size(); ++i) vals[i] = core::load_double(snap[k].data(), spec.dtype, i);
+        core::OutputView view{go.dtype, go.shape, vals.data(), go.values.data(),
+                              sm.lowp ? (*sm.lowp)->outputs[k].values.data() : nullptr};
+        core::Comparison cmp = core::compare_output(task.tolerance_for(go.name), view);
+        if (!cmp.passed) why = fmt::format("a timed call's output '{}' fails the golden check: {}", go.name, cmp.reason);
+      }
+      if (why.empty()) {
+        checked.insert({call.inputs_hash, call.outputs_hash});
+        continue;
+      }
+      // Only a failing output is watched: a thread that finishes it late shows itself once the
+      // worker may run again.
+      cand.run_briefly(20);
+      if (hash_outputs(arena) != got)
+        return differs(why + "; the output changed after the call returned: the kernel left work to a thread", kDeferredWork);
+      if (stale)
+        return differs(why + "; the output is byte for byte the output of an earlier call on other values (a remembered result)",
+                       kStaleOutput);
+      return differs(why);
+    }
+  }
+  out.check_seconds = clock.now() - t0;
+  return {};
+}
+
 } // namespace
 
 Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,
@@ -332,26 +525,20 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   CaseTiming out;
   out.seed = job_seed;
   const MeasurementProtocol& p = config.protocol;
+  if (p.content != "fresh" && p.content != "pool") return fail("unknown content '{}': use fresh or pool", p.content);
+  if (p.idle_arm != "frozen" && p.idle_arm != "running") return fail("unknown idle_arm '{}': use frozen or running", p.idle_arm);
+  out.content = p.content;
 
   size_t per_set = 0;
   for (const auto& spec : c.input_specs(task.op)) per_set += spec.bytes();
   out.input_sets = input_set_count(p, per_set);
 
-  // Inputs and goldens of every set, before either worker starts. Trials 0..K-1 of the job
-  // seed: the correctness job's seed finds these goldens in the cache.
-  std::vector<SetData> sets(static_cast<size_t>(out.input_sets));
-  for (int s = 0; s < out.input_sets; ++s) {
-    SetData& d = sets[static_cast<size_t>(s)];
-    d.inputs = core::generate_inputs(task.op, c, job_seed, s);
-    TEMPER_TRY_ASSIGN(d.golden, golden.outputs(c, d.inputs, GoldenPrecision::Fp64));
-    if (needs_low_precision(task, d.golden.outputs)) {
-      TEMPER_TRY_ASSIGN(d.lowp, golden.outputs(c, d.inputs, GoldenPrecision::LowPrecision));
-    }
-  }
-
+  ContentSource content(task.op, c, job_seed, p.content == "fresh", out.input_sets);
+  // The outputs' layout from one golden run of the first values (cached by content key).
+  TEMPER_TRY_ASSIGN(GoldenResult shape_golden, golden.outputs(c, content.any(), GoldenPrecision::Fp64));
   backend::ArenaLayout layout;
-  for (const auto& in : sets[0].inputs) layout.inputs.push_back(in.spec);
-  for (const auto& o : sets[0].golden.outputs) layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
+  for (const auto& in : content.any()) layout.inputs.push_back(in.spec);
+  for (const auto& o : shape_golden.outputs) layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
   layout.input_sets = out.input_sets;
   TEMPER_TRY_ASSIGN(backend::SharedArena ref_arena, backend::SharedArena::create(layout));
   TEMPER_TRY_ASSIGN(backend::SharedArena cand_arena, backend::SharedArena::create(layout));
@@ -362,9 +549,9 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   // protocol and reports it as the kernel time; only the CPU clocks have rules to check.
   if (clock == kClockMonotonic || clock == kClockThreadCpu) TEMPER_TRY(validate_clock(clock, p.threads));
   const bool cpu_clock = clock == kClockThreadCpu;
-  WorkerArm ref(task, sets, std::move(ref_arena), cold, config.symmetric_arms ? AfterCall::Fingerprint : AfterCall::Nothing,
-                cpu_clock);
-  WorkerArm cand(task, sets, std::move(cand_arena), cold, AfterCall::Recheck, cpu_clock);
+  const bool freeze = p.idle_arm == "frozen";
+  WorkerArm ref(content, std::move(ref_arena), cold, config.symmetric_arms, cpu_clock, freeze);
+  WorkerArm cand(content, std::move(cand_arena), cold, true, cpu_clock, freeze);
 
   backend::WorkerOptions wo;
   wo.worker_exe = config.worker_exe;
@@ -416,27 +603,46 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     out.paired = measure_paired(ref, cand, steady, p.rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
                                 config.cross_check);
   }
-  out.rechecks = cand.rechecks();
-  out.fingerprint_changes = cand.fingerprint_changes();
-  out.reference_fingerprint_changes = ref.fingerprint_changes();
-  out.behaviour_differs = cand.behaviour_differs();
-  out.cheat_reason_code = cand.cheat_reason();
+  out.content_seconds = content.seconds();
+  out.reference_activity = ref.activity();
+  out.candidate_activity = cand.activity();
   if (out.paired.status == PairedStatus::ArmFailed) {
     if (out.paired.failed_arm == Arm::Reference) {
       return fail("the reference failed while timed on case {}: {}", c.id, out.paired.failure_message);
     }
     out.message = out.paired.failure_message;
-    out.failure_status = out.behaviour_differs ? CaseStatus::IncorrectNumerical
-                         : cand.failure() == backend::CallOutcome::Crashed ? CaseStatus::Crashed
-                         : cand.failure() == backend::CallOutcome::TimedOut ? CaseStatus::Timeout
+    out.failure_status = cand.failure() == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
+                         : cand.failure() == backend::CallOutcome::TimedOut         ? CaseStatus::Timeout
                          : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
-                                                                             : CaseStatus::RuntimeError;
+                                                                                    : CaseStatus::RuntimeError;
     if (out.failure_status == CaseStatus::RejectedCheat) {
       out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
     }
+  } else {
+    // The measurement stands only if what was timed is proved (the check may fail the arm).
+    TEMPER_TRY(check_timed_calls(task, c, cand, ref, content, golden, p, job_seed, out));
+    if (out.behaviour_differs) out.failure_status = CaseStatus::IncorrectNumerical;
+  }
+  // The reference runs the same worker harness: its threads' count is the baseline (a stop and
+  // a continue wake every thread, which costs each some microseconds per call).
+  const double ref_per_call = out.reference_activity.timed_calls > 0
+                                  ? out.reference_activity.outside_call_cpu_seconds / out.reference_activity.timed_calls
+                                  : 0.0;
+  const double cand_allowance = work_outside_allowance(out.paired.candidate.kernel_seconds_total) +
+                                2 * ref_per_call * out.candidate_activity.timed_calls;
+  if (config.judge_work_outside_call && !out.behaviour_differs &&
+      out.candidate_activity.outside_call_cpu_seconds > cand_allowance) {
+    out.work_outside_call = true;
+    out.message = fmt::format("the candidate's threads used {:.1f} ms of CPU time outside its calls (allowed {:.1f} ms)",
+                              out.candidate_activity.outside_call_cpu_seconds * 1e3, cand_allowance * 1e3);
+  }
+  if (out.reference_activity.outside_call_cpu_seconds >
+      work_outside_allowance(out.paired.reference.kernel_seconds_total) + 1e-4 * out.reference_activity.timed_calls) {
+    out.warning = fmt::format("the reference's threads used {:.1f} ms of CPU time outside its calls",
+                              out.reference_activity.outside_call_cpu_seconds * 1e3);
   }
   out.delta = noise_threshold(calibrated_noise, config.noise_floor);
-  out.verdict = paired_verdict(out.paired, out.delta);
+  out.verdict = out.unprovable ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
   return out;
 }
 

@@ -1,9 +1,14 @@
 // Paired timing of a candidate against a reference for one case, in fresh worker processes:
-// both arms get the same inputs (a rotated pool of input sets), the same CPU set and thread
-// count, and the same cold-cache step before every sample; the schedule and statistics are
-// paired.h's. Timed outputs of the candidate are fingerprinted, and any output not seen
-// before is rechecked against the golden, so computing differently while timed is caught; the
-// reference's are fingerprinted too, so that both arms get the same work between calls.
+// both arms get the same inputs, the same CPU set and thread count, and the same cold-cache step
+// before every sample; the schedule and statistics are paired.h's.
+//
+// Fresh values for every call: a call computes on values generated for its step of the job
+// (paired.h CallContent), which no earlier call of the job saw, so remembering outputs gains
+// nothing. Every timed output of both arms is hashed. After the measurement a secret random
+// sample of the candidate's timed calls is run again, untimed, on the same values: each must
+// give the same bytes as when it was timed and pass the golden, computed then (docs/security.md).
+// The arm not being timed is frozen (SIGSTOP) and the CPU time a worker's other threads spend
+// outside its calls is measured: above a small allowance it is REJECTED_CHEAT work_outside_call.
 #pragma once
 
 #include "judge/status.h"
@@ -39,8 +44,17 @@ struct MeasurementProtocol {
   // Empty: the judge picks (make_timing_config): thread_cpu for one thread, else monotonic.
   // The round-trip cross-check always uses the monotonic time; the cap charges this clock.
   std::string clock;
-  int min_input_sets = 4;
+  int min_input_sets = 4;              // arena slots: the input addresses rotate over a job
   size_t pool_cap_bytes = size_t{1} << 30; // per arm
+  // fresh: every call computes on values no earlier call of the job saw; pool: on min_input_sets
+  // sets of values in turn (the protocol before fresh values, kept for bench/timing_protocol).
+  std::string content = "fresh";
+  // frozen: the worker not being timed is stopped; running: both run throughout (bench only).
+  std::string idle_arm = "frozen";
+  // The sampled check of timed outputs catches a kernel that is wrong on at least
+  // check_fraction of its timed calls with probability check_confidence.
+  double check_fraction = 0.05;
+  double check_confidence = 0.99;
   StopRule rule;
   std::string compiler;            // program and version
   std::vector<std::string> flags;
@@ -75,22 +89,54 @@ struct TimingConfig {
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30;
   double noise_floor = kDefaultNoiseFloor;
-  // Fingerprint the reference's outputs after each timed call as the candidate's are, so both
-  // arms get the same work between calls. Off only to measure what that costs (bench/).
+  // Hash the reference's outputs after each timed call as the candidate's are, so both arms get
+  // the same work between calls. Off only to measure what that costs (bench/).
   bool symmetric_arms = true;
+  // CPU time of the candidate's other threads outside its calls (and, on the thread_cpu clock,
+  // during them) above work_outside_allowance makes the case REJECTED_CHEAT work_outside_call.
+  // Off for runners whose runtimes keep busy threads of their own (CUDA, PyPTO): measured and
+  // reported there, not judged.
+  bool judge_work_outside_call = true;
+};
+
+// How many of a job's timed calls the sampled check runs again: the smallest n with
+// (1 - fraction)^n <= 1 - confidence (90 for 5% and 99%), or every call when there are fewer.
+int check_sample_size(double fraction, double confidence);
+
+// The CPU time a worker's other threads may spend outside its calls before it counts as work:
+// 2 ms plus 2% of the arm's kernel time (scheduling, a runtime's housekeeping); the judge adds
+// twice what the reference's threads spent per call in the same job (the harness's own share).
+double work_outside_allowance(double kernel_seconds_total);
+
+// What the judge saw of one arm's worker besides its kernel times.
+struct ArmActivity {
+  double outside_call_cpu_seconds = 0; // other threads' CPU time between calls (and during them
+                                       // on the thread_cpu clock, which does not see it)
+  int max_threads = 0;                 // the most threads the worker had after a call
+  int timed_calls = 0;                 // every timed call, warm-ups included
 };
 
 struct CaseTiming {
   PairedResult paired;
   Verdict verdict = Verdict::Ambiguous;
   double delta = kDefaultNoiseFloor; // the noise threshold used
-  int input_sets = 0;
+  int input_sets = 0;                // arena slots
   uint64_t seed = 0;                 // this job's seed (its id is reported, not the seed)
-  int rechecks = 0;                  // candidate outputs compared with the golden while timed
-  int fingerprint_changes = 0;       // timed outputs whose bytes differed from the set's first
-  int reference_fingerprint_changes = 0; // the same count for the reference's outputs
-  bool behaviour_differs = false;    // a timed output failed its recheck
-  std::string cheat_reason_code;     // with behaviour_differs: stale_output or deferred_work when the recheck saw which
+  std::string content;               // MeasurementProtocol::content of this job
+  int rechecks = 0;                  // timed calls run again and compared with the golden
+  int check_target = 0;              // the sample size check_sample_size asked for
+  int proved_by_identity = 0;        // sampled calls whose inputs and outputs equal a checked call's
+  int proved_by_reference = 0;       // sampled calls whose output is the reference's on the same values
+  double check_seconds = 0;          // the sampled check: re-runs and goldens
+  double golden_seconds = 0;         // of which the goldens
+  double content_seconds = 0;        // generating the calls' values (both arms share them)
+  ArmActivity reference_activity;
+  ArmActivity candidate_activity;
+  bool behaviour_differs = false;    // a sampled timed call failed its check
+  std::string cheat_reason_code;     // with behaviour_differs: stale_output or deferred_work when the check saw which
+  bool work_outside_call = false;    // the candidate's threads worked outside its calls
+  bool unprovable = false;           // nondeterministic: timed outputs cannot be proved, no verdict
+  std::string warning;               // the reference's threads did (trusted: reported, not judged)
   std::string message;               // why the measurement did not complete, if it did not
   CaseStatus failure_status = CaseStatus::Passed; // the candidate's status when its arm failed
   std::string failure_reason_code;                // with REJECTED_CHEAT: why (forbidden_syscall)

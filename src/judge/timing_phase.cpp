@@ -41,6 +41,12 @@ void apply_to_status(CaseResult& r, double cap_s) {
       r.message = t.message;
       return;
     }
+    if (t.work_outside_call) {
+      r.status = CaseStatus::RejectedCheat;
+      r.reason_code = std::string(kWorkOutsideCall);
+      r.message = "while timed: " + t.message;
+      return;
+    }
     if (t.paired.candidate.exceeds_round_trip > 0) {
       r.status = CaseStatus::RejectedCheat;
       r.reason_code = std::string(kTimerTampering);

@@ -69,10 +69,23 @@ private:
 
 fs::path store() { return Store::get().path() / "refs"; }
 
-Verdict judge(const fs::path& candidate, std::vector<std::string> extra = {}) {
+// tasks/gqa/kernels/blocked.cpp sealed as `gqa-blocked` into the shared store, once, on first
+// use: the kernel the GQA memoizing fixture wraps, timed as the reference it must not beat.
+const std::string& gqa_blocked_error() {
+  static const std::string error = [] {
+    const fs::path copy = Store::get().work() / "gqa_blocked.cpp";
+    fs::copy_file(kSource / "tasks/gqa/kernels/blocked.cpp", copy, fs::copy_options::overwrite_existing);
+    auto r = run({"seal", (kSource / "tasks/gqa").string(), copy.string(), "--name", "gqa-blocked", "--store", store().string()});
+    return r.ok() ? std::string() : r.output;
+  }();
+  return error;
+}
+
+Verdict judge_task(const fs::path& task, const fs::path& candidate, const std::string& cases,
+                   std::vector<std::string> extra = {}) {
   util::TempDir dir("temper-adversarial");
   fs::path json = dir.path() / "report.json";
-  std::vector<std::string> args = {"judge", kTask.string(), candidate.string(), "--cases", "1", "--trials", "3", "--json",
+  std::vector<std::string> args = {"judge", task.string(), candidate.string(), "--cases", cases, "--trials", "3", "--json",
                                    json.string(), "--quiet", "--store", store().string()};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = run(args);
@@ -84,6 +97,29 @@ Verdict judge(const fs::path& candidate, std::vector<std::string> extra = {}) {
     if (!v.report["cases"].empty()) v.first_case = v.report["cases"][0];
   }
   return v;
+}
+
+Verdict judge(const fs::path& candidate, std::vector<std::string> extra = {}) {
+  return judge_task(kTask, candidate, "1", std::move(extra));
+}
+
+// Timed against `reference` (a source) with the short probe timing.
+std::vector<std::string> against(const fs::path& reference) {
+  std::vector<std::string> args = {"--reference", reference.string()};
+  args.insert(args.end(), kShortTiming.begin(), kShortTiming.end());
+  return args;
+}
+
+// A kernel that passes every check and is timed gains nothing: not FASTER than the honest
+// kernel it wraps, and no more than noise above it.
+void expect_no_gain(const Verdict& v) {
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_EQ(v.first_case.value("status", ""), "PASSED") << v.first_case.dump(2) << v.output;
+  ASSERT_TRUE(v.first_case.contains("timing")) << v.first_case.dump(2);
+  const auto& t = v.first_case["timing"];
+  EXPECT_NE(t.value("verdict", ""), "FASTER") << t.dump(2);
+  EXPECT_LT(t.value("speedup", 99.0), 1.05) << t.dump(2);
+  EXPECT_EQ(t["jobs"][0].value("content", ""), "fresh") << t.dump(2);
 }
 
 std::vector<std::string> with_reference(std::vector<std::string> extra = {}) {
@@ -225,6 +261,50 @@ TEST(Adversarial, SkippingWorkAfterACacheFlushIsTimedBehaviourDiffers) {
 
 TEST(Adversarial, WritingPartOfTheOutputWhenTimedIsTimedBehaviourDiffers) {
   expect_caught(judge(kCheats / "partial_write.cpp", with_reference()), "INCORRECT_NUMERICAL", "timed_behaviour_differs");
+}
+
+// --- remembering outputs gains nothing: every timed call computes on values no earlier call of
+// its job saw. Before, the timing pool repeated a few input sets per job, and a GQA kernel that
+// remembered outputs by a hash of its whole input was confirmed 2.4x and 4.8x faster.
+
+TEST(Adversarial, RememberingWholeInputsGainsNothingOnSwiGlu) {
+  expect_no_gain(judge(kCheats / "memoizes_full_content.cpp", against(kSource / "tests/fixtures/swi_glu/honest_scalar.cpp")));
+}
+
+TEST(Adversarial, RememberingWholeInputsGainsNothingOnComputeBoundGqa) {
+  // Case 1: a small causal prefill, where hashing the inputs costs little next to the attention.
+  ASSERT_EQ(gqa_blocked_error(), "");
+  std::vector<std::string> timing = {"--reference", "gqa-blocked"};
+  timing.insert(timing.end(), kShortTiming.begin(), kShortTiming.end());
+  expect_no_gain(judge_task(kSource / "tasks/gqa", kSource / "tests/fixtures/gqa/memoizes_full_content.cpp", "1", timing));
+}
+
+// --- the arm not being timed is frozen, and its threads' work outside calls is counted.
+
+// tasks/swi_glu on two threads (both CPUs, the monotonic clock), in a directory of the test's.
+fs::path two_thread_task(const util::TempDir& dir) {
+  const fs::path task = dir.path() / "swi_glu_2t";
+  fs::copy(kTask, task, fs::copy_options::recursive);
+  auto yaml = util::read_file(task / "temper.yaml");
+  EXPECT_TRUE(yaml);
+  std::string text = yaml ? *yaml : std::string();
+  const auto at = text.find("threads: 1");
+  EXPECT_NE(at, std::string::npos) << text;
+  if (at != std::string::npos) text.replace(at, 10, "threads: 2");
+  std::ofstream(task / "temper.yaml") << text;
+  return task;
+}
+
+TEST(Adversarial, AThreadBusyBetweenCallsIsWorkOutsideCall) {
+  util::TempDir dir("temper-adversarial-2t");
+  const fs::path task = two_thread_task(dir);
+  auto v = judge_task(task, kCheats / "busy_between_calls.cpp", "1", against(task / "reference.cpp"));
+  expect_caught(v, "REJECTED_CHEAT", "work_outside_call");
+  const auto& job = v.first_case["timing"]["jobs"][0];
+  EXPECT_GT(job["activity"]["candidate"]["max_threads"].get<int>(), 1) << job.dump(2);
+  // The honest kernel on the same two-thread task does no such work.
+  auto honest = judge_task(task, task / "reference.cpp", "1", against(task / "reference.cpp"));
+  EXPECT_EQ(honest.first_case.value("status", ""), "PASSED") << honest.first_case.dump(2) << honest.output;
 }
 
 // --- the sealed reference stays a black box.

@@ -188,6 +188,27 @@ TEST(Boundary, SourceNamingTheVaultIsCaughtWithItsLine) {
   EXPECT_TRUE(check_source("float golden_ratio = 1.618f; // compare with the golden output\n", p).ok());
 }
 
+// The name check reads tokens as the compiler does: what looks like a comment inside a literal
+// is part of the literal, and what is inside a comment is nothing.
+TEST(Boundary, CommentsAreSkippedAndLiteralsAreKept) {
+  const BoundaryPolicy p = default_boundary_policy();
+  auto code = [&](const std::string& text) { return check_source(text, p).reason_code(); };
+  EXPECT_EQ(code("int x; // the vault holds references\n/* vault */ int y;"), "");
+  EXPECT_EQ(code("auto p = \"//vault\";"), "reads_protected_file");
+  EXPECT_EQ(code("auto p = R\"x(// \" vault)x\";"), "reads_protected_file");   // a raw string holds // and "
+  EXPECT_EQ(code("auto p = u8R\"(/*)\"; auto q = \"vault\"; // */"), "reads_protected_file");
+  EXPECT_EQ(code("char q = '\"'; auto p = \"//\"; auto r = \"vault\";"), "reads_protected_file");
+  EXPECT_EQ(code("int n = 1'000'000; auto p = \"vault\";"), "reads_protected_file"); // a separator, not a char
+  EXPECT_EQ(code("int n = 0x1'F; // vault"), "");
+  EXPECT_EQ(code("char c = '\\''; auto p = \"/*\"; auto r = \"vault\"; // */"), "reads_protected_file");
+  // A comment continued by a backslash-newline is still a comment; a literal so continued is not.
+  EXPECT_EQ(code("// a comment \\\nvault"), "");
+  EXPECT_EQ(code("auto p = \"va\\\nult\";"), "reads_protected_file");
+  // The line reported is the original's.
+  auto v = check_source("/* one\ntwo */\nauto p = \"vault\";", p);
+  EXPECT_NE(v.message().find("(line 3)"), std::string::npos) << v.message();
+}
+
 TEST(Boundary, TheJobProtectsItsReferencesGoldenAndCache) {
   auto task = core::load_task(kSource / "tasks/swi_glu");
   ASSERT_TRUE(task) << task.error().message;
@@ -196,8 +217,12 @@ TEST(Boundary, TheJobProtectsItsReferencesGoldenAndCache) {
   BoundaryPolicy p = boundary_policy_for(*task, {dir.path() / "campaign/vault/R2/best.cpp"}, dir.path() / "cand.cpp", cache);
   auto code = [&](const std::string& text) { return check_source(text, p).reason_code(); };
   EXPECT_EQ(code("#include \"../../tasks/swi_glu/reference.cpp\""), "reads_protected_file");
-  EXPECT_EQ(code("// built like golden.cpp"), "reads_protected_file");
-  EXPECT_EQ(code("// see best.cpp"), "reads_protected_file");
+  // Comments cannot read files: a kernel may say what it was built like (the task's own CUDA
+  // reference names reference.cpp in a comment); code and literals may not name them.
+  EXPECT_EQ(code("// built like golden.cpp"), "");
+  EXPECT_EQ(code("/* see best.cpp */ int x;"), "");
+  EXPECT_EQ(code("auto p = \"best.cpp\";"), "reads_protected_file");
+  EXPECT_EQ(code("auto p = \"gold\" /* joined */ \"en.cpp\";"), "reads_protected_file");
   EXPECT_EQ(code("fopen(\"" + cache.string() + "/golden/ab/cd.bundle\")"), "reads_protected_file");
   EXPECT_EQ(code("// a plain kernel that beats the reference"), "");
 

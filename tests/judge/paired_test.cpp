@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -19,6 +20,7 @@ namespace {
 struct CallRecord {
   int arm = 0; // 0 reference, 1 candidate
   int set = 0;
+  int content = 0;
 };
 
 // A kernel whose time is a function of the input set and the (fake) time of the call; each
@@ -35,10 +37,13 @@ public:
   bool fail_as_harness = false;
   double harness = 0;        // time sample() spends outside the round trip (restore, flush)
   double cpu_scale = 0;      // > 0: kernel_seconds is this * the wall time, given separately
+  bool renewable_flag = false;
+  bool renewable() const override { return renewable_flag; }
 
-  Expected<TimedSample> sample(int input_set) override {
+  Expected<TimedSample> sample(CallContent c) override {
+    const int input_set = c.input_set;
     const int call = m_calls++;
-    m_log.push_back({m_id, input_set});
+    m_log.push_back({m_id, input_set, c.content});
     const double k = m_kernel(input_set, m_clock.now());
     m_clock.advance(k + overhead + harness);
     if (call == fail_at_call) {
@@ -173,6 +178,27 @@ TEST(Paired, InputSetsRotateAndMatchWithinARound) {
     EXPECT_EQ(r.reference.samples[static_cast<size_t>(i)].input_set, i % 3);
     EXPECT_EQ(r.candidate.samples[static_cast<size_t>(i)].round, i);
   }
+}
+
+// Fresh values per call: both arms compute on the same values in a step, and no arm sees the
+// same values twice in a job, warm-ups, second looks and renewals' warm-ups included.
+TEST(Paired, EveryStepHasContentOfItsOwnSharedByBothArms) {
+  Bench b(constant(1e-3), constant(1e-3));
+  b.ref->renewable_flag = b.cand->renewable_flag = true; // lives: renewals' warm-ups too
+  StopRule rule = quick_rule();
+  rule.warmup_min_calls = 3;
+  PairedResult r = b.run(rule, 5, 4);
+  ASSERT_GT(r.rounds, 4);
+  ASSERT_GT(r.lives, 2);
+  std::map<int, std::vector<int>> arms_by_content;
+  for (const auto& c : b.log) arms_by_content[c.content].push_back(c.arm);
+  for (const auto& [content, arms] : arms_by_content) {
+    ASSERT_EQ(arms.size(), 2u) << "content " << content << " was computed " << arms.size() << " times";
+    EXPECT_NE(arms[0], arms[1]) << "content " << content << " went to one arm twice";
+  }
+  // Rounds take their number as content id; warm-ups take ids beyond every round.
+  for (int i = 0; i < r.rounds; ++i) EXPECT_EQ(arms_by_content.count(i), 1u) << "round " << i;
+  EXPECT_EQ(arms_by_content.size(), static_cast<size_t>(r.rounds + r.reference.warmup_calls));
 }
 
 TEST(Paired, TightDataStopsAtMinSamples) {
@@ -497,7 +523,7 @@ public:
   int fail_renewal_at = -1;
   int renewals = 0;
 
-  Expected<TimedSample> sample(int) override {
+  Expected<TimedSample> sample(CallContent) override {
     std::normal_distribution<double> n(0.0, m_noise);
     const double k = m_seconds * m_factor * std::exp(n(m_rng));
     m_clock.advance(k + 50e-6);
@@ -614,7 +640,7 @@ TEST(PairedLives, AFailedRenewalFailsTheArm) {
 class SteadyArm final : public TimedArm {
 public:
   SteadyArm(FakeClock& clock, double seconds) : m_clock(clock), m_seconds(seconds) {}
-  Expected<TimedSample> sample(int) override {
+  Expected<TimedSample> sample(CallContent) override {
     const double around = StopRule{}.overhead_allowance_s;
     const double seconds = m_seconds + (calls++ == 0 ? first_call_extra : 0);
     m_clock.advance(seconds + around);
