@@ -60,7 +60,7 @@ TEST(JudgeE2E, CorrectCandidatePassesEveryCase) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (int64_t id : {1, 6, 9, 12, 13, 14}) EXPECT_EQ(r.status(id), "PASSED") << "case " << id << "\n" << r.output;
   // The report is self-describing.
-  EXPECT_EQ(r.report["schema_version"], 1);
+  EXPECT_EQ(r.report["schema_version"], 2);
   EXPECT_TRUE(r.report["context"].contains("host"));
   EXPECT_TRUE(r.report["context"].contains("compiler"));
   EXPECT_TRUE(r.report["context"].contains("job_seed_id"));

@@ -53,7 +53,7 @@ TEST(ProbeE2E, RanksVariantsAndListsBrokenOnesLast) {
                  dir.path() / "probe.json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   ASSERT_EQ(r.report["variants"].size(), 4u) << r.output;
-  EXPECT_EQ(r.report["schema_version"], 1);
+  EXPECT_EQ(r.report["schema_version"], 2);
   EXPECT_EQ(r.report["kind"], "temper.probe.report");
   EXPECT_TRUE(r.report["context"].contains("host"));
   EXPECT_TRUE(r.report["context"].contains("job_seed_id"));
