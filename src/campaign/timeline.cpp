@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace temper::campaign {
 
@@ -17,9 +18,10 @@ namespace {
 
 struct Event {
   int round = 0;
+  int position = 0; // attempts: their number; revisions: the attempt they followed; promotions: last
+  int rank = 0;     // attempts 0, revisions 1, promotions 2
+  int number = 0;   // attempt or revision number
   std::string time;
-  int rank = 0;   // attempts 0, revisions 1, promotions 2: the order within one second
-  int number = 0; // attempt or revision number
   json body;
 };
 
@@ -40,7 +42,8 @@ void add_attempts(const fs::path& dir, std::vector<Event>& events) {
       if (!intent.is_object() || !result.is_object()) continue; // unfinished: not history yet
       const std::string op = intent.value("op", "");
       std::string kind = op == "probe" ? "probe" : op == "escalate" ? "escalation" : result.value("tier", "") == "gate" ? "gate" : "submission";
-      Event e{round, intent.value("time", ""), 0, intent.value("number", 0), json()};
+      const int number = intent.value("number", 0);
+      Event e{round, number, 0, number, intent.value("time", ""), json()};
       const json speedup = result.value("speedup", json());
       e.body = {{"kind", kind},
                 {"label", fmt::format("R{} #{} {}{}", round, e.number, op,
@@ -62,7 +65,16 @@ Expected<json> campaign_timeline(const fs::path& dir) {
   TEMPER_TRY_ASSIGN(Ledger ledger, Ledger::open(dir / "ledger.sqlite"));
   TEMPER_TRY_ASSIGN(auto revisions, ledger.revisions());
   for (const auto& [time, r] : revisions) {
-    events.push_back({r.round, time, 1, r.number,
+    // The attempt it followed, as the revision record says; records from before it did, by time
+    // (1 s resolution: attempts of the same second count as before it).
+    const json record = read_json(dir / "rounds" / fmt::format("R{}", r.round) / "revisions" / fmt::format("{:03}.json", r.number));
+    int position = 0;
+    if (record.is_object() && record.contains("after_attempt")) {
+      position = record.value("after_attempt", 0);
+    } else {
+      for (const auto& e : events) position += e.rank == 0 && e.round == r.round && e.time <= time;
+    }
+    events.push_back({r.round, position, 1, r.number, time,
                       {{"kind", "revision"},
                        {"label", fmt::format("R{} revision {} ({}, {})", r.round, r.number, r.kind, r.trigger)},
                        {"outcome", r.trigger},
@@ -70,7 +82,7 @@ Expected<json> campaign_timeline(const fs::path& dir) {
   }
   TEMPER_TRY_ASSIGN(auto promotions, ledger.promotions());
   for (const auto& [time, p] : promotions) {
-    events.push_back({p.round, time, 2, 0,
+    events.push_back({p.round, std::numeric_limits<int>::max(), 2, 0, time,
                       {{"kind", "promotion"},
                        {"label", p.promoted ? fmt::format("R{} promotes #{} as {}", p.round, p.attempt, p.reference_id)
                                             : fmt::format("R{} ends without a promotion", p.round)},
@@ -79,7 +91,7 @@ Expected<json> campaign_timeline(const fs::path& dir) {
                        {"promoted", p.promoted}}});
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return std::tie(a.round, a.time, a.rank, a.number) < std::tie(b.round, b.time, b.rank, b.number);
+    return std::tie(a.round, a.position, a.rank, a.number) < std::tie(b.round, b.position, b.rank, b.number);
   });
   // Best verified speedup over R0: the promoted rounds' chain times the round's best
   // confirmed-FASTER gate (each gate is against the round's reference).

@@ -16,7 +16,8 @@ namespace temper::campaign {
 // "kind" (probe | submission | gate | escalation | revision | promotion), "label", "outcome"
 // (accepted, rejected, probe, promoted, not promoted, ...), "speedup" (the event's own, or
 // null), "best_speedup" (over R0 after the event, null before any)}]}. Events sort by round,
-// then time (1 s resolution), then attempts before revisions before the round's promotion.
+// attempts by number, each revision after the attempt its record names (after_attempt; older
+// records: by time), the round's promotion last.
 Expected<nlohmann::json> campaign_timeline(const std::filesystem::path& dir);
 
 } // namespace temper::campaign

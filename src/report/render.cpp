@@ -28,6 +28,11 @@ Expected<std::string> render_report(const fs::path& input) {
   TEMPER_TRY_ASSIGN(std::string text, util::read_file(input));
   json report = json::parse(text, nullptr, false);
   if (report.is_discarded()) return fail("{} is not JSON", input.string());
+  // A campaign's final/summary.json stands for its campaign.
+  if (report.is_object() && report.value("kind", "") == "temper.campaign.summary") {
+    const fs::path dir = input.parent_path().parent_path();
+    if (fs::exists(dir / "campaign.json")) return campaign_report_html(dir);
+  }
   auto page = render_judge_report(report);
   if (!page) return fail("{}: {}", input.string(), page.error().message);
   return page;

@@ -1,5 +1,5 @@
-// `temper report INPUT -o FILE`: INPUT is a judge report (JSON, kind temper.judge.report) or a
-// campaign directory; the output is one self-contained HTML file.
+// `temper report INPUT -o FILE`: INPUT is a judge report (JSON, kind temper.judge.report), a
+// campaign directory or its final/summary.json; the output is one self-contained HTML file.
 #pragma once
 
 #include "report/judge_view.h"

@@ -85,6 +85,21 @@ std::vector<double> log_ticks(double d0, double d1, int max_ticks) {
       if (m == 1.0) decades.push_back(v);
     }
   }
+  if (all.size() < 3) {
+    // A narrow domain (e.g. [1, 2]): evenly spaced round ticks read better than two ends.
+    const double raw = (d1 - d0) / 4;
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = decade;
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+      if (m * decade >= raw * (1 - 1e-9)) {
+        step = m * decade;
+        break;
+      }
+    }
+    all.clear();
+    for (double k = std::ceil(d0 / step - 1e-9); k * step <= d1 * (1 + 1e-9); k += 1) all.push_back(k * step);
+    return all;
+  }
   if (static_cast<int>(all.size()) <= max_ticks || decades.size() < 2) return all;
   return decades;
 }

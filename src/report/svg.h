@@ -31,7 +31,7 @@ struct LogScale {
 LogScale log_scale_for(const std::vector<double>& values, double r0, double r1, bool include_one);
 
 // Tick values inside [d0, d1] on the 1-2-5 sequence (and the decades alone when that gives
-// too many, more than max_ticks).
+// too many, more than max_ticks; evenly spaced round values when it gives fewer than 3).
 std::vector<double> log_ticks(double d0, double d1, int max_ticks = 9);
 
 // "0.5", "2", "20", "0.002", "1.5e+06": short tick labels.
