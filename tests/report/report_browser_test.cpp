@@ -139,5 +139,19 @@ TEST(ReportBrowserTest, ScriptedCampaignReport) {
   EXPECT_GE(count_of(p, "#context dt"), 3);
 }
 
+TEST(ReportCliTest, RefusesWhatItCannotRender) {
+  util::TempDir tmp("temper-report-cli");
+  auto r = temper_cli({"report", (tmp.path() / "none.json").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  std::ofstream(tmp.path() / "probe.json") << R"({"schema_version": 1, "kind": "temper.probe.report"})";
+  r = temper_cli({"report", (tmp.path() / "probe.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not a judge report"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(tmp.path() / "probe.html"));
+  r = temper_cli({"report", tmp.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not a campaign"), std::string::npos) << r.output;
+}
+
 } // namespace
 } // namespace temper::report
