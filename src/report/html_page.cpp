@@ -24,7 +24,7 @@ p.note, .note { color: #5b6575; }
 table { border-collapse: collapse; margin: 6px 0; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid #e3e7ee; padding: 3px 10px 3px 0; text-align: left; vertical-align: top; }
 th { font-weight: 600; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 .table-wrap { overflow-x: auto; max-width: 100%; }
 dl.context { display: grid; grid-template-columns: 170px 1fr; gap: 2px 12px; margin: 6px 0; }
 dl.context dt { font-weight: 600; }
