@@ -157,5 +157,16 @@ TEST(TimelineChartTest, LanesMarkersAndBestSpeedupSteps) {
   EXPECT_EQ(c.rounds[1].second, "R2");
 }
 
+TEST(CostChartTest, BarsScaleToTheLargestCategoryWithShares) {
+  // Gate 30 s is the longest bar (150 to 800 px); agent 15 s half of it; shares of the 60 s wall.
+  nlohmann::json costs = {{"agent_own_s", 15.0}, {"probe_s", 6.0}, {"gate_s", 30.0}, {"confirmation_s", 3.0},
+                          {"compile_s", 6.0}, {"other_s", 0.0}, {"wall_s", 60.0}};
+  const std::string svg = draw_cost_chart(costs, 1000);
+  EXPECT_NE(svg.find("width=\"650.0\" height=\"16.0\" class=\"cost gate_s\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("width=\"325.0\" height=\"16.0\" class=\"cost agent_own_s\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">30.0 s (50%)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">0.0 s (0%)</text>"), std::string::npos);
+}
+
 } // namespace
 } // namespace temper::report
