@@ -9,6 +9,7 @@ packages=(
   libseccomp-dev libsqlite3-dev libxxhash-dev libcsv-dev libgtest-dev libgmock-dev libbenchmark-dev
   valgrind ccache bubblewrap
   python3
+  chromium  # headless, for the HTML report tests (tests/report); they skip without it
 )
 
 missing=()

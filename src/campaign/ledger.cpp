@@ -190,6 +190,41 @@ Expected<bool> Ledger::has(const std::string& table, const std::string& key) con
   return rc == SQLITE_ROW;
 }
 
+namespace {
+std::string column_text(sqlite3_stmt* st, int i) {
+  const unsigned char* t = sqlite3_column_text(st, i);
+  return t ? reinterpret_cast<const char*>(t) : "";
+}
+} // namespace
+
+Expected<std::vector<std::pair<std::string, RevisionRow>>> Ledger::revisions() const {
+  Statement st(m_db, "SELECT key, time, round, number, trigger, kind, from_id, reason FROM revisions ORDER BY rowid");
+  if (!st.ok()) return fail("ledger: {}", sqlite3_errmsg(m_db));
+  std::vector<std::pair<std::string, RevisionRow>> out;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    RevisionRow r{column_text(st.get(), 0), sqlite3_column_int(st.get(), 2), sqlite3_column_int(st.get(), 3),
+                  column_text(st.get(), 4), column_text(st.get(), 5), column_text(st.get(), 6), column_text(st.get(), 7)};
+    out.emplace_back(column_text(st.get(), 1), std::move(r));
+  }
+  if (rc != SQLITE_DONE) return fail("ledger: {}", sqlite3_errmsg(m_db));
+  return out;
+}
+
+Expected<std::vector<std::pair<std::string, PromotionRow>>> Ledger::promotions() const {
+  Statement st(m_db, "SELECT key, time, round, promoted, attempt, reference_id, speedup, note FROM promotions ORDER BY rowid");
+  if (!st.ok()) return fail("ledger: {}", sqlite3_errmsg(m_db));
+  std::vector<std::pair<std::string, PromotionRow>> out;
+  int rc;
+  while ((rc = st.step()) == SQLITE_ROW) {
+    PromotionRow r{column_text(st.get(), 0), sqlite3_column_int(st.get(), 2), sqlite3_column_int(st.get(), 3) != 0,
+                   sqlite3_column_int(st.get(), 4), column_text(st.get(), 5), column_double(st, 6), column_text(st.get(), 7)};
+    out.emplace_back(column_text(st.get(), 1), std::move(r));
+  }
+  if (rc != SQLITE_DONE) return fail("ledger: {}", sqlite3_errmsg(m_db));
+  return out;
+}
+
 Expected<LedgerTotals> Ledger::totals() const {
   LedgerTotals t;
   auto query = [&](const char* sql, auto&& on_row) -> Status {

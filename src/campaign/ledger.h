@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct sqlite3;
@@ -120,6 +121,10 @@ public:
   Expected<bool> add(const PromotionRow& r);
 
   Expected<bool> has(const std::string& table, const std::string& key) const;
+  // Revisions and promotions with the UTC time each was recorded, in the order recorded (the
+  // report's timeline).
+  Expected<std::vector<std::pair<std::string, RevisionRow>>> revisions() const;
+  Expected<std::vector<std::pair<std::string, PromotionRow>>> promotions() const;
   Expected<LedgerTotals> totals() const;
 
 private:

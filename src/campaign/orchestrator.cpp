@@ -539,6 +539,7 @@ Status Orchestrator::revision_phase() {
                    {"reason", rev.reason},
                    {"restart", restart < static_cast<int>(new_plan->milestones.size()) ? new_plan->milestones[static_cast<size_t>(restart)].id : "end"},
                    {"restart_index", restart},
+                   {"after_attempt", s.next_attempt - 1}, // where it falls in the round's history (the report's timeline)
                    {"time", judge::utc_now()}};
     TEMPER_TRY(util::write_file_atomic(revdir / fmt::format("{:03}.json", number), record.dump(2) + "\n"));
     std::error_code rm;

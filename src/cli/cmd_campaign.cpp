@@ -5,11 +5,13 @@
 #include "cli/case_list.h"
 #include "cli/commands.h"
 #include "cli/ref_profile.h"
+#include "cli/status_watch.h"
 #include "cli/timing_flags.h"
 #include "core/task_loader.h"
 #include "judge/common.h"
 #include "judge/seal.h"
 #include "kb/store.h"
+#include "report/campaign_html.h"
 #include "util/fs.h"
 #include "util/process.h"
 
@@ -19,6 +21,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <unistd.h>
 
 namespace temper::cli {
 
@@ -158,6 +161,12 @@ int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeServic
     return kExitFailed;
   }
   std::cout << campaign::format_final_summary(*summary);
+  // The same, for people who look at pictures: final/report.html beside final/report.json. A
+  // page that cannot be written is said, not a failed campaign.
+  auto page = report::campaign_report_html(dir);
+  Status written = page ? util::write_file_atomic(dir / "final" / "report.html", *page) : Status(tl::unexpected(page.error()));
+  if (written) std::cout << "HTML report: " << (dir / "final" / "report.html").string() << "\n";
+  else std::cerr << "temper: warning: HTML report: " << written.error().message << "\n";
   return o.state().rounds_done.empty() ? kExitFailed : kExitOk;
 }
 
@@ -328,11 +337,25 @@ void register_campaign_commands(CLI::App& app, Action& action) {
 
   auto status_dir = std::make_shared<std::string>();
   auto status_json = std::make_shared<bool>(false);
+  auto status_watch = std::make_shared<bool>(false);
+  auto status_interval = std::make_shared<double>(2.0);
   CLI::App* status = app.add_subcommand("status", "Where a campaign stands: round, milestone, attempts, best verified speedup, revisions, costs, budget");
   status->add_option("campaign", *status_dir, "Campaign directory")->required();
   status->add_flag("--json", *status_json, "Print the status as JSON");
-  status->callback([status_dir, status_json, &action] {
-    action = [status_dir, status_json] {
+  status->add_flag("--watch", *status_watch, "Refresh until the campaign is done: in place on a terminal, plain snapshots when piped");
+  status->add_option("--interval", *status_interval, "Seconds between refreshes with --watch")->capture_default_str()->check(CLI::PositiveNumber);
+  status->callback([status_dir, status_json, status_watch, status_interval, &action] {
+    action = [status_dir, status_json, status_watch, status_interval] {
+      if (*status_watch) {
+        if (*status_json) {
+          std::cerr << "temper: --watch prints text; use --json without it\n";
+          return int{kExitUsage};
+        }
+        WatchOptions w;
+        w.interval_s = *status_interval;
+        w.in_place = ::isatty(1) != 0;
+        return watch_status(*status_dir, w, std::cout, std::cerr);
+      }
       auto st = campaign::campaign_status(*status_dir);
       if (!st) {
         std::cerr << "temper: error: " << st.error().message << "\n";

@@ -7,6 +7,8 @@
 #include "judge/judge.h"
 #include "judge/report.h"
 #include "judge/seal.h"
+#include "kb/target.h"
+#include "report/render.h"
 #include "util/fs.h"
 
 #include <fmt/format.h>
@@ -27,6 +29,7 @@ struct JudgeArgs : TimingArgs, ProfileArgs {
   std::string candidate;
   std::string cases;
   std::string json;
+  std::string html;
   std::string compiler = "g++";
   std::string flags;
   uint64_t seed = 0;
@@ -156,13 +159,26 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     return kExitUsage;
   }
   judge::print_table(*report, std::cout, ::isatty(1) != 0);
+  nlohmann::json doc = judge::report_to_json(*report);
+  // The knowledge base's name for this machine, for readers of the report (the judge below
+  // the kb layer does not know it).
+  if (a.backend != "pypto") doc["context"]["target_class"] = kb::current_target().target_class();
   if (!a.json.empty()) {
-    auto written = util::write_file_atomic(a.json, judge::report_to_json(*report).dump(2) + "\n");
+    auto written = util::write_file_atomic(a.json, doc.dump(2) + "\n");
     if (!written) {
       std::cerr << "temper: error: " << written.error().message << "\n";
       return kExitUsage;
     }
     std::cout << "report: " << a.json << "\n";
+  }
+  if (!a.html.empty()) {
+    auto page = report::render_judge_report(doc);
+    Status written = page ? util::write_file_atomic(a.html, *page) : Status(tl::unexpected(page.error()));
+    if (!written) {
+      std::cerr << "temper: error: --html: " << written.error().message << "\n";
+      return kExitUsage;
+    }
+    std::cout << "HTML report: " << a.html << "\n";
   }
   // An expectation that failed or could not be verified is something that did not pass.
   bool expectations_met = true;
@@ -182,6 +198,7 @@ void register_judge_command(CLI::App& app, Action& action) {
   cmd->add_option("candidate", args->candidate, "Candidate kernel source (C++ implementing include/temper/kernel.h)")->required();
   cmd->add_option("--cases", args->cases, "Cases to judge, e.g. 1,5,12 or 1-4 (default: all)");
   cmd->add_option("--json", args->json, "Write the JSON report to this file");
+  cmd->add_option("--html", args->html, "Write a self-contained HTML report (charts, tables, context) to this file");
   cmd->add_option("--compiler", args->compiler, "C++ compiler for the candidate (g++ or clang++)")->capture_default_str();
   cmd->add_option("--flags", args->flags, "Optimization flags for the candidate (default: \"-O3 -march=native\")");
   cmd->add_option("--seed", args->seed, "Job seed (default: this machine's secret seed, so goldens are reused)");

@@ -14,6 +14,7 @@ void register_all(CLI::App& app, Action& action) {
   register_kb_commands(app, action);
   register_campaign_commands(app, action);
   register_plan_commands(app, action);
+  register_report_command(app, action);
 }
 
 } // namespace temper::cli

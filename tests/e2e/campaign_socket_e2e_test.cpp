@@ -132,6 +132,8 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   const json promo = json::parse(*util::read_file(r1 / "promotion.json"));
   EXPECT_EQ(t->judge_runs, 2 + 2 + 3 + (promo["promoted"].get<bool>() ? 1 : 0));
   EXPECT_EQ(fs::exists(dir / "final" / "summary.json"), true);
+  // The same for people: the campaign's HTML report beside it (tests/report checks its content).
+  EXPECT_NE(util::read_file(dir / "final" / "report.html").value_or("").find("<section id=\"timeline\""), std::string::npos);
   EXPECT_EQ(t->promotions, promo["promoted"].get<bool>() ? 1 : 0);
   EXPECT_GT(t->gate_s, 0);
   EXPECT_GT(t->probe_s, 0);
