@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -131,7 +132,8 @@ void print_operator(const Task& task) {
     row("schema", op.schema);
   for (size_t i = 0; i < op.inputs.size(); ++i)
     row(i == 0 ? "inputs" : "",
-        fmt::format("{}: {}{}", op.inputs[i].name, dtypes_text(op.inputs[i].dtypes),
+        fmt::format("{}: {}{}{}{}", op.inputs[i].name, dtypes_text(op.inputs[i].dtypes),
+                    op.inputs[i].is_list ? " (list)" : "", op.inputs[i].optional ? " (optional)" : "",
                     op.inputs[i].shape.empty() ? "" : "  " + op.inputs[i].shape));
   for (size_t i = 0; i < op.outputs.size(); ++i)
     row(i == 0 ? "outputs" : "",
@@ -173,6 +175,16 @@ std::string number_text(double v) {
   return fmt::format("{}", v);
 }
 
+// The case's ranges: once when every tensor shares one, else one per tensor.
+std::string ranges_text(const core::Case& c) {
+  std::vector<std::string> parts;
+  for (const auto& r : c.ranges)
+    parts.push_back(fmt::format("[{}, {}]", number_text(r.lo), number_text(r.hi)));
+  if (!parts.empty() && std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return p == parts[0]; }))
+    parts.resize(1);
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
 void print_cases(const Task& task) {
   constexpr int kNoteWidth = 48;
   std::vector<std::vector<std::string>> rows;
@@ -190,8 +202,7 @@ void print_cases(const Task& task) {
     std::string dtypes = uniform
                              ? fmt::format("{} ×{}", core::dtype_name(c.dtypes[0]), c.dtypes.size())
                              : dtypes_text(c.dtypes);
-    rows.push_back({std::to_string(c.id), dtypes, shapes, attrs,
-                    fmt::format("[{}, {}]", number_text(c.range.lo), number_text(c.range.hi)),
+    rows.push_back({std::to_string(c.id), dtypes, shapes, attrs, ranges_text(c),
                     truncate(c.note, kNoteWidth)});
   }
   std::vector<int> width(rows[0].size(), 0);

@@ -292,7 +292,8 @@ std::vector<HostTensor> generate_inputs(const Operator& op, const Case& c, uint6
   out.reserve(specs.size());
   for (size_t k = 0; k < specs.size(); ++k) {
     out.emplace_back(std::move(specs[k]));
-    fill_input(out.back(), c.range, derive_seed(job_seed, c.id, trial, static_cast<int>(k)));
+    ValueRange range = k < c.ranges.size() ? c.ranges[k] : ValueRange{};
+    fill_input(out.back(), range, derive_seed(job_seed, c.id, trial, static_cast<int>(k)));
   }
   return out;
 }
