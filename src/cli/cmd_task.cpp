@@ -94,6 +94,13 @@ std::string tolerance_text(const core::ToleranceSpec& t) {
   add("rtol", t.rtol);
   add("matched_ratio", t.matched_ratio);
   add("factor", t.factor);
+  // The operator's own thresholds (proto.yaml), which cann-bench applies under any rtol.
+  if (t.standard == "cann-bench" && !t.thresholds.empty() && !t.rtol) {
+    std::vector<std::string> th;
+    for (const auto& [d, v] : t.thresholds)
+      th.push_back(fmt::format("{} {}", core::dtype_name(d), v));
+    nums += fmt::format("{}operator thresholds: {}", nums.empty() ? "" : ", ", fmt::join(th, ", "));
+  }
   return nums.empty() ? t.standard : fmt::format("{} ({})", t.standard, nums);
 }
 
@@ -101,6 +108,14 @@ std::string path_text(const Task& task, const fs::path& p) {
   if (p.empty())
     return "none";
   return p.lexically_relative(task.dir).string();
+}
+
+// A task without a C++ golden in temper.yaml may still bring the official golden.py.
+std::string golden_text(const Task& task) {
+  std::error_code ec;
+  if (task.config.golden.empty() && fs::exists(task.dir / "golden.py", ec))
+    return "golden.py (the official PyTorch golden; temper does not run it yet)";
+  return path_text(task, task.config.golden);
 }
 
 void print_operator(const Task& task) {
@@ -153,7 +168,7 @@ void print_operator(const Task& task) {
   for (const auto& [name, spec] : cfg.output_tolerance)
     tol += fmt::format("; {}: {}", name, tolerance_text(spec));
   row("tolerance", tol);
-  row("golden", path_text(task, cfg.golden));
+  row("golden", golden_text(task));
   std::string refs;
   for (const auto& [backend, p] : cfg.reference)
     refs += fmt::format("{}{}: {}", refs.empty() ? "" : ", ", backend, path_text(task, p));
@@ -191,8 +206,15 @@ void print_cases(const Task& task) {
   rows.push_back({"id", "dtypes", "shapes", "attrs", "range", "note"});
   for (const auto& c : task.cases) {
     std::string shapes, attrs;
-    for (const auto& s : c.input_shapes)
-      shapes += (shapes.empty() ? "" : " ") + core::shape_string(s);
+    // Per declared input: a shape, {a list's shapes}, or - for an absent input.
+    for (const auto& slot : c.input_slots()) {
+      std::string one = slot.kind == core::InputKind::Absent ? "-" : "";
+      for (size_t j = 0; j < slot.count; ++j)
+        one += (j ? ", " : "") + core::shape_string(c.input_shapes[slot.first + j]);
+      if (slot.kind == core::InputKind::List)
+        one = "{" + one + "}";
+      shapes += (shapes.empty() ? "" : " ") + one;
+    }
     for (const auto& [name, v] : c.attrs)
       attrs += fmt::format("{}{}={}", attrs.empty() ? "" : " ", name, v.to_string());
     // One dtype for every input is the common case; say it once.
@@ -272,6 +294,8 @@ int run_check(const TaskArgs& a) {
     return kExitFailed;
   }
   std::cout << fmt::format("ok: {} cases\n", task->cases.size());
+  if (task->config.golden.empty()) // fine for checking; judging needs a golden
+    std::cout << "golden: " << golden_text(*task) << "\n";
   return kExitOk;
 }
 

@@ -90,10 +90,13 @@ TEST(TaskCliE2E, ChecksOfficialTasksWithListsOptionalInputsAndThresholds) {
   for (const char* t : {"level1/foreach_norm", "level4/gru", "level3/quant_matmul", "level2/apply_adam_w", "level2/arg_max"}) {
     auto r = temper_cli({"task", "check", (shared / t).string()});
     EXPECT_TRUE(r.ok()) << t << "\n" << r.output;
+    EXPECT_NE(r.output.find("golden: golden.py"), std::string::npos) << r.output;
   }
   auto show = temper_cli({"task", "show", (shared / "level4/gru").string()});
   EXPECT_TRUE(show.ok()) << show.output;
-  EXPECT_NE(show.output.find("(optional)"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("h0: float32, float16, bfloat16 (optional)"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("operator thresholds: float32 0.05"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("[10, 4, 64] {[96, 64]} {[96, 32]} {[96]} {[96]} -"), std::string::npos) << show.output;
 }
 
 TEST(TaskCliE2E, VersionAndHelp) {
