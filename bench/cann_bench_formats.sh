@@ -5,7 +5,7 @@
 # and whether the operator gives its own precision thresholds. Prints a markdown table and a
 # count; exits 1 when any task does not check clean.
 #
-#   bench/cann_bench_corpus.sh [--build DIR] [--tasks DIR]
+#   bench/cann_bench_formats.sh [--build DIR] [--tasks DIR]
 set -euo pipefail
 
 build=build
