@@ -294,7 +294,9 @@ int run_check(const TaskArgs& a) {
     return kExitFailed;
   }
   std::cout << fmt::format("ok: {} cases\n", task->cases.size());
-  if (task->config.golden.empty()) // fine for checking; judging needs a golden
+  // Name the golden when it is not a C++ one from temper.yaml: golden.py, or none (fine for
+  // checking; judging needs a golden).
+  if (task->config.golden.empty() || task->config.golden.extension() == ".py")
     std::cout << "golden: " << golden_text(*task) << "\n";
   return kExitOk;
 }
