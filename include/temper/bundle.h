@@ -8,6 +8,18 @@
 //   tensor <name> <dtype> <rank> <dim...> <offset> <nbytes>
 //   end
 //   <zero padding to a multiple of 64 bytes, then data; offsets are relative to the data start>
+//
+// Version 2 (written only when a bundle has groups, below) adds two header lines, so that a
+// bundle can carry an operator's inputs (or outputs) as it declares them, not only as tensors:
+//
+//   list <name> <count>   the next <count> tensor lines are the elements of tensor list <name>,
+//                         in order (named <name>[0], <name>[1], ...; a list may be empty)
+//   absent <name>         optional input <name> is left out in this case: no tensor, no data
+//
+// In a version 2 bundle every declared input appears, in declaration order, as one tensor line,
+// one list line with its element lines, or one absent line. `Bundle::tensors` stays flat (every
+// tensor line, in order) and `Bundle::groups` says which tensors belong to which input. A
+// version 1 bundle has no groups: each tensor is its own input. Readers accept both versions.
 #ifndef TEMPER_BUNDLE_H
 #define TEMPER_BUNDLE_H
 
@@ -38,9 +50,18 @@ struct Tensor {
   std::vector<unsigned char> bytes;
 };
 
+// One declared input (or output) of a version 2 bundle and its tensors.
+struct Group {
+  std::string name;
+  std::string kind;  // "tensor", "list" or "absent"
+  size_t first = 0;  // index of its first tensor in Bundle::tensors
+  size_t count = 0;  // 1 for a tensor, the list's length, 0 when absent
+};
+
 struct Bundle {
   std::vector<Attr> attrs;
   std::vector<Tensor> tensors;
+  std::vector<Group> groups; // empty: every tensor is its own input (version 1)
 };
 
 inline std::string format_double(double v) {
@@ -51,8 +72,17 @@ inline std::string format_double(double v) {
 
 // Writes the bundle to path. Returns an empty string on success, else what went wrong.
 inline std::string write_bundle(const std::string& path, const Bundle& b) {
+  // Groups must cover the tensors in order, so that the element lines follow their list line.
+  size_t next = 0;
+  for (const Group& g : b.groups) {
+    bool ok = g.first == next && g.first + g.count <= b.tensors.size() &&
+              (g.kind == "list" || (g.kind == "tensor" && g.count == 1) || (g.kind == "absent" && g.count == 0));
+    if (!ok) return "bundle group '" + g.name + "' does not follow the tensors in order";
+    next += g.count;
+  }
+  if (!b.groups.empty() && next != b.tensors.size()) return "bundle groups do not cover every tensor";
   std::ostringstream h;
-  h << "TEMPER-BUNDLE 1\n";
+  h << (b.groups.empty() ? "TEMPER-BUNDLE 1\n" : "TEMPER-BUNDLE 2\n");
   for (const Attr& a : b.attrs) {
     h << "attr " << a.name << ' ' << a.kind;
     if (a.kind == "int" || a.kind == "bool") h << ' ' << a.i;
@@ -68,11 +98,20 @@ inline std::string write_bundle(const std::string& path, const Bundle& b) {
     h << '\n';
   }
   uint64_t offset = 0;
-  for (const Tensor& t : b.tensors) {
+  auto tensor_line = [&](const Tensor& t) {
     h << "tensor " << t.name << ' ' << t.dtype << ' ' << t.shape.size();
     for (int64_t d : t.shape) h << ' ' << d;
     h << ' ' << offset << ' ' << t.bytes.size() << '\n';
     offset += (t.bytes.size() + 63) / 64 * 64;
+  };
+  if (b.groups.empty()) {
+    for (const Tensor& t : b.tensors) tensor_line(t);
+  } else {
+    for (const Group& g : b.groups) {
+      if (g.kind == "absent") h << "absent " << g.name << '\n';
+      if (g.kind == "list") h << "list " << g.name << ' ' << g.count << '\n';
+      for (size_t k = 0; k < g.count; ++k) tensor_line(b.tensors[g.first + k]);
+    }
   }
   h << "end\n";
   std::string header = h.str();
@@ -96,7 +135,9 @@ inline std::string read_bundle(const std::string& path, Bundle& b) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "cannot open " + path;
   std::string line;
-  if (!std::getline(in, line) || line != "TEMPER-BUNDLE 1") return path + ": not a temper bundle";
+  if (!std::getline(in, line) || (line != "TEMPER-BUNDLE 1" && line != "TEMPER-BUNDLE 2")) return path + ": not a temper bundle";
+  const bool grouped = line == "TEMPER-BUNDLE 2";
+  size_t list_left = 0; // element lines still owed to the last list line
   struct Pending {
     uint64_t offset, nbytes;
   };
@@ -150,11 +191,26 @@ inline std::string read_bundle(const std::string& path, Bundle& b) {
       if (ls.fail()) return path + ": malformed tensor line: " + line;
       pending.push_back(p);
       b.tensors.push_back(std::move(t));
+      if (list_left > 0) {
+        --list_left;
+      } else if (grouped) {
+        b.groups.push_back(Group{b.tensors.back().name, "tensor", b.tensors.size() - 1, 1});
+      }
+    } else if (grouped && list_left == 0 && (word == "list" || word == "absent")) {
+      Group g;
+      g.kind = word;
+      g.first = b.tensors.size();
+      ls >> g.name;
+      if (word == "list") ls >> g.count;
+      if (ls.fail() || g.name.empty()) return path + ": malformed " + word + " line: " + line;
+      list_left = g.count;
+      b.groups.push_back(std::move(g));
     } else {
       return path + ": unexpected header line: " + line;
     }
   }
   if (!ended) return path + ": truncated header";
+  if (list_left > 0) return path + ": a list has fewer element lines than its count";
   uint64_t data_start = (header_bytes + 63) / 64 * 64;
   for (size_t k = 0; k < pending.size(); ++k) {
     in.seekg(static_cast<std::streamoff>(data_start + pending[k].offset));

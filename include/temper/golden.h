@@ -68,9 +68,33 @@ inline real round(real v, const std::string& dtype) {
 
 class Context {
 public:
-  std::vector<Array> inputs;
+  std::vector<Array> inputs; // every input tensor, flat: a list's elements in order, none for an absent input
   std::vector<Array> outputs;
   std::vector<temper_bundle::Attr> attrs;
+  // Which inputs the tensors belong to when the case has a tensor list or an absent optional
+  // input (bundle version 2); empty when each tensor is its own input.
+  std::vector<temper_bundle::Group> groups;
+
+  // Whether declared input `name` is present (a task without groups: whether a tensor has it).
+  bool has_input(const std::string& name) const {
+    for (const auto& g : groups)
+      if (g.name == name) return g.kind != "absent";
+    for (const auto& a : inputs)
+      if (a.name == name) return true;
+    return false;
+  }
+  // The tensors of declared input `name`: a list's elements, one tensor, or none when absent.
+  std::vector<const Array*> input_list(const std::string& name) const {
+    std::vector<const Array*> out;
+    for (const auto& g : groups)
+      if (g.name == name) {
+        for (size_t k = 0; k < g.count; ++k) out.push_back(&inputs.at(g.first + k));
+        return out;
+      }
+    for (const auto& a : inputs)
+      if (a.name == name) out.push_back(&a);
+    return out;
+  }
 
   const Array& input(size_t k) const {
     if (k >= inputs.size()) throw std::runtime_error("golden asked for input " + std::to_string(k) + " of " + std::to_string(inputs.size()));
@@ -129,6 +153,7 @@ inline int run_main(int argc, char** argv, void (*fn)(Context&)) {
     if (!err.empty()) throw std::runtime_error(err);
     Context ctx;
     ctx.attrs = in.attrs;
+    ctx.groups = in.groups;
     for (auto& t : in.tensors) {
       Array a;
       a.name = t.name;

@@ -1,4 +1,4 @@
-/* temper kernel ABI, version 1.
+/* temper kernel ABI, version 2.
  *
  * A CPU candidate is one C or C++ source file that defines
  *
@@ -14,7 +14,19 @@
  * Per-case specialization: a source containing the line `// temper: specialize` is compiled once
  * per case with the case's shapes, dtypes and attributes as macros (TEMPER_CASE_ID,
  * TEMPER_IN<i>_RANK, TEMPER_IN<i>_DIM<d>, TEMPER_IN<i>_DTYPE, TEMPER_ATTR_<name>), so a kernel
- * can use compile-time shapes. Without it the source is compiled once for all cases.
+ * can use compile-time shapes. Without it the source is compiled once for all cases. The macros
+ * number the case's tensors flat (a tensor list's elements in order, none for an absent input).
+ *
+ * Inputs (version 2). args->inputs has one descriptor per input the operator declares, in
+ * proto.yaml order. An input may be a tensor list (foreach operators, RNN weights) or an optional
+ * input the case leaves out; args->input_lists, also one entry per declared input, says which:
+ *   - a tensor:  input_lists[k].count == 1, tensors == &inputs[k];
+ *   - a list:    input_lists[k].count == n, tensors[0..n-1] its elements; inputs[k].data is NULL;
+ *   - absent:    input_lists[k].count == 0, tensors == NULL;           inputs[k].data is NULL.
+ * A task whose inputs are all plain tensors looks exactly as in version 1, so kernels written for
+ * version 1 keep working: the worker tells the version a kernel was built for by the
+ * temper_kernel_abi symbol this header defines (none: version 1), hands it that in
+ * args->abi_version, and refuses a version 1 kernel a case that has lists or absent inputs.
  */
 #ifndef TEMPER_KERNEL_H
 #define TEMPER_KERNEL_H
@@ -28,8 +40,19 @@
 #endif
 #define TEMPER_EXPORT TEMPER_EXTERN_C __attribute__((visibility("default")))
 
-#define TEMPER_ABI_VERSION 1
+#define TEMPER_ABI_VERSION 2
 #define TEMPER_MAX_RANK 8
+
+/* The ABI version this kernel was compiled against, read by the worker. Weak, so several
+ * translation units may include this header; never a symbol a kernel should set by hand. */
+#ifdef __cplusplus
+extern "C" {
+/* extern: a namespace-scope const is otherwise internal in C++. */
+__attribute__((weak, visibility("default"), used)) extern const int32_t temper_kernel_abi = TEMPER_ABI_VERSION;
+}
+#else
+__attribute__((weak, visibility("default"), used)) const int32_t temper_kernel_abi = TEMPER_ABI_VERSION;
+#endif
 
 /* Element types. Values are stable: they appear in specialization macros. */
 typedef enum temper_dtype {
@@ -75,8 +98,14 @@ typedef struct temper_attr {
   int64_t count;          /* length of a list */
 } temper_attr;
 
+/* The tensors of one declared input (version 2): see "Inputs" above. */
+typedef struct temper_tensor_list {
+  int32_t count;                /* 1 for a tensor, the list's length, 0 when absent */
+  const temper_tensor* tensors; /* count descriptors; NULL when count is 0 */
+} temper_tensor_list;
+
 typedef struct temper_args {
-  int32_t abi_version; /* TEMPER_ABI_VERSION */
+  int32_t abi_version; /* the version the kernel was built for (its TEMPER_ABI_VERSION) */
   int32_t num_inputs;
   const temper_tensor* inputs;
   int32_t num_outputs;
@@ -86,6 +115,8 @@ typedef struct temper_args {
   int32_t num_threads; /* threads the kernel may use; the task's setting */
   /* Sets the message reported with a non-zero return. Provided by the worker. */
   void (*set_error)(const char* message);
+  /* Version 2: num_inputs entries, one per declared input. */
+  const temper_tensor_list* input_lists;
 } temper_args;
 
 typedef int (*temper_kernel_fn)(const temper_args* args);
@@ -110,6 +141,19 @@ static inline int64_t temper_attr_int(const temper_args* a, const char* name, in
 static inline double temper_attr_float(const temper_args* a, const char* name, double dflt) {
   const temper_attr* t = temper_find_attr(a, name);
   return t ? (t->kind == TEMPER_ATTR_FLOAT ? t->f : (double)t->i) : dflt;
+}
+/* Input helpers (version 2). */
+static inline int temper_input_present(const temper_args* a, int32_t k) {
+  return k >= 0 && k < a->num_inputs && (a->input_lists ? a->input_lists[k].count > 0 : 1);
+}
+static inline int32_t temper_input_count(const temper_args* a, int32_t k) {
+  if (k < 0 || k >= a->num_inputs) return 0;
+  return a->input_lists ? a->input_lists[k].count : 1;
+}
+/* Element j of input k: the tensor itself (j == 0) for a plain input; NULL when out of range. */
+static inline const temper_tensor* temper_input_tensor(const temper_args* a, int32_t k, int32_t j) {
+  if (j < 0 || j >= temper_input_count(a, k)) return 0;
+  return a->input_lists ? &a->input_lists[k].tensors[j] : &a->inputs[k];
 }
 static inline int64_t temper_numel(const temper_tensor* t) {
   int64_t n = 1;

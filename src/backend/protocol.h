@@ -79,6 +79,14 @@ struct AttrDesc {
   std::vector<double> floats;
 };
 
+// How one declared input maps onto an input set's tensors (kernel ABI 2): a tensor, a tensor
+// list, or an optional input left out. `first` and `count` index the set's tensors.
+struct InputGroupDesc {
+  int32_t kind = 0;  // 0 tensor, 1 list, 2 absent (core::InputKind's order)
+  int32_t first = 0;
+  int32_t count = 1;
+};
+
 struct LoadCommand {
   uint32_t version = kVersion;
   std::string artifact;             // path of the kernel's shared object
@@ -92,6 +100,10 @@ struct LoadCommand {
   std::vector<AttrDesc> attrs;
   uint64_t flush_bytes = 0;         // cold-cache buffer the worker allocates now, written by FLUSH
   std::vector<int32_t> cpus;        // CPU affinity (both arms of a paired job get the same); empty: inherit
+  // One per declared input when some input is a tensor list or absent; empty when every input is
+  // one tensor (each tensor its own input). A trailing field sent only when non-empty: frames
+  // without it decode as before, so runners that never see such a case need not know it.
+  std::vector<InputGroupDesc> input_groups;
 };
 
 struct RunCommand {
@@ -299,6 +311,7 @@ inline std::string encode(const LoadCommand& c) {
   for (const auto& a : c.attrs) put(w, a);
   w.u64(c.flush_bytes);
   w.list(c.cpus);
+  if (!c.input_groups.empty()) w.list(c.input_groups);
   return w.finish();
 }
 
@@ -370,6 +383,7 @@ inline std::optional<LoadCommand> decode_load(std::string_view payload) {
   for (uint32_t k = 0, n = r.count(kMinAttrBytes); k < n && r.ok(); ++k) c.attrs.push_back(get_attr(r));
   c.flush_bytes = r.u64();
   c.cpus = r.list<int32_t>();
+  if (r.ok() && !r.at_end()) c.input_groups = r.list<InputGroupDesc>();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return c;
 }

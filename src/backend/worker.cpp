@@ -4,6 +4,7 @@
 #include "backend/protocol.h"
 #include "util/process_cpu.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -169,6 +170,15 @@ Expected<proto::LoadCommand> load_command(const WorkerOptions& options, const Sh
   }
   c.flush_bytes = options.flush_bytes;
   c.cpus = options.cpus;
+  bool plain = std::all_of(options.input_slots.begin(), options.input_slots.end(),
+                           [](const core::InputSlot& s) { return s.kind == core::InputKind::Tensor; });
+  if (!plain) {
+    for (const auto& s : options.input_slots) {
+      if (s.first + s.count > layout.inputs.size()) return fail("an input slot lies beyond the case's {} tensors", layout.inputs.size());
+      c.input_groups.push_back(proto::InputGroupDesc{static_cast<int32_t>(s.kind), static_cast<int32_t>(s.first),
+                                                     static_cast<int32_t>(s.count)});
+    }
+  }
   return c;
 }
 

@@ -28,6 +28,10 @@ struct WorkerOptions {
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30; // address space beyond the arena (RLIMIT_AS)
   std::vector<std::pair<std::string, core::AttrValue>> attrs;
+  // The case's declared inputs over its flat tensors (core::Case::slots): how the worker groups
+  // them into tensor lists and absent inputs for the kernel (ABI 2). Empty or all single
+  // tensors: each tensor is its own input, as in ABI 1.
+  std::vector<core::InputSlot> input_slots;
   size_t flush_bytes = 0;            // cold-cache buffer for flush(); 0: flush() does nothing
   std::vector<int> cpus;             // CPU affinity; empty: inherit temper's
   // The runner times calls on the NPU's profiler (runners/pypto --time device): it gets

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -93,6 +94,13 @@ std::string tolerance_text(const core::ToleranceSpec& t) {
   add("rtol", t.rtol);
   add("matched_ratio", t.matched_ratio);
   add("factor", t.factor);
+  // The operator's own thresholds (proto.yaml), which cann-bench applies under any rtol.
+  if (t.standard == "cann-bench" && !t.thresholds.empty() && !t.rtol) {
+    std::vector<std::string> th;
+    for (const auto& [d, v] : t.thresholds)
+      th.push_back(fmt::format("{} {}", core::dtype_name(d), v));
+    nums += fmt::format("{}operator thresholds: {}", nums.empty() ? "" : ", ", fmt::join(th, ", "));
+  }
   return nums.empty() ? t.standard : fmt::format("{} ({})", t.standard, nums);
 }
 
@@ -100,6 +108,14 @@ std::string path_text(const Task& task, const fs::path& p) {
   if (p.empty())
     return "none";
   return p.lexically_relative(task.dir).string();
+}
+
+// A task without a C++ golden in temper.yaml may still bring the official golden.py.
+std::string golden_text(const Task& task) {
+  std::error_code ec;
+  if (task.config.golden.empty() && fs::exists(task.dir / "golden.py", ec))
+    return "golden.py (the official PyTorch golden; temper does not run it yet)";
+  return path_text(task, task.config.golden);
 }
 
 void print_operator(const Task& task) {
@@ -131,7 +147,8 @@ void print_operator(const Task& task) {
     row("schema", op.schema);
   for (size_t i = 0; i < op.inputs.size(); ++i)
     row(i == 0 ? "inputs" : "",
-        fmt::format("{}: {}{}", op.inputs[i].name, dtypes_text(op.inputs[i].dtypes),
+        fmt::format("{}: {}{}{}{}", op.inputs[i].name, dtypes_text(op.inputs[i].dtypes),
+                    op.inputs[i].is_list ? " (list)" : "", op.inputs[i].optional ? " (optional)" : "",
                     op.inputs[i].shape.empty() ? "" : "  " + op.inputs[i].shape));
   for (size_t i = 0; i < op.outputs.size(); ++i)
     row(i == 0 ? "outputs" : "",
@@ -151,7 +168,7 @@ void print_operator(const Task& task) {
   for (const auto& [name, spec] : cfg.output_tolerance)
     tol += fmt::format("; {}: {}", name, tolerance_text(spec));
   row("tolerance", tol);
-  row("golden", path_text(task, cfg.golden));
+  row("golden", golden_text(task));
   std::string refs;
   for (const auto& [backend, p] : cfg.reference)
     refs += fmt::format("{}{}: {}", refs.empty() ? "" : ", ", backend, path_text(task, p));
@@ -173,14 +190,31 @@ std::string number_text(double v) {
   return fmt::format("{}", v);
 }
 
+// The case's ranges: once when every tensor shares one, else one per tensor.
+std::string ranges_text(const core::Case& c) {
+  std::vector<std::string> parts;
+  for (const auto& r : c.ranges)
+    parts.push_back(fmt::format("[{}, {}]", number_text(r.lo), number_text(r.hi)));
+  if (!parts.empty() && std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return p == parts[0]; }))
+    parts.resize(1);
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
 void print_cases(const Task& task) {
   constexpr int kNoteWidth = 48;
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"id", "dtypes", "shapes", "attrs", "range", "note"});
   for (const auto& c : task.cases) {
     std::string shapes, attrs;
-    for (const auto& s : c.input_shapes)
-      shapes += (shapes.empty() ? "" : " ") + core::shape_string(s);
+    // Per declared input: a shape, {a list's shapes}, or - for an absent input.
+    for (const auto& slot : c.input_slots()) {
+      std::string one = slot.kind == core::InputKind::Absent ? "-" : "";
+      for (size_t j = 0; j < slot.count; ++j)
+        one += (j ? ", " : "") + core::shape_string(c.input_shapes[slot.first + j]);
+      if (slot.kind == core::InputKind::List)
+        one = "{" + one + "}";
+      shapes += (shapes.empty() ? "" : " ") + one;
+    }
     for (const auto& [name, v] : c.attrs)
       attrs += fmt::format("{}{}={}", attrs.empty() ? "" : " ", name, v.to_string());
     // One dtype for every input is the common case; say it once.
@@ -190,8 +224,7 @@ void print_cases(const Task& task) {
     std::string dtypes = uniform
                              ? fmt::format("{} ×{}", core::dtype_name(c.dtypes[0]), c.dtypes.size())
                              : dtypes_text(c.dtypes);
-    rows.push_back({std::to_string(c.id), dtypes, shapes, attrs,
-                    fmt::format("[{}, {}]", number_text(c.range.lo), number_text(c.range.hi)),
+    rows.push_back({std::to_string(c.id), dtypes, shapes, attrs, ranges_text(c),
                     truncate(c.note, kNoteWidth)});
   }
   std::vector<int> width(rows[0].size(), 0);
@@ -261,6 +294,10 @@ int run_check(const TaskArgs& a) {
     return kExitFailed;
   }
   std::cout << fmt::format("ok: {} cases\n", task->cases.size());
+  // Name the golden when it is not a C++ one from temper.yaml: golden.py, or none (fine for
+  // checking; judging needs a golden).
+  if (task->config.golden.empty() || task->config.golden.extension() == ".py")
+    std::cout << "golden: " << golden_text(*task) << "\n";
   return kExitOk;
 }
 

@@ -1,6 +1,7 @@
 #include "core/csv_reader.h"
 
 #include <algorithm>
+#include <string>
 #include <csv.h>
 
 namespace temper::core {
@@ -31,12 +32,66 @@ void on_record(int /*terminator*/, void* user) {
   st->record_newlines = 0;
 }
 
+// Python's csv module, which writes and reads CANN-Bench's files, keeps text that follows a
+// closing quote as part of the field: `"a,b" | tail` reads as `a,b | tail` (the official
+// strided_slice/cases.csv has such a cell). RFC 4180, and libcsv in strict mode, call it an
+// error; rewriting the field as `"a,b | tail"` first makes both agree with Python. Nothing else
+// changes: line breaks stay where they were, so line numbers hold.
+std::string close_quotes_at_field_end(std::string_view text) {
+  enum class At { FieldStart, Unquoted, Quoted, AfterClose };
+  std::string out;
+  out.reserve(text.size() + 8);
+  At st = At::FieldStart;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    bool ends_field = c == ',' || c == '\n' || c == '\r';
+    switch (st) {
+    case At::FieldStart:
+      st = c == '"' ? At::Quoted : ends_field ? At::FieldStart : At::Unquoted;
+      out += c;
+      break;
+    case At::Unquoted:
+      if (ends_field)
+        st = At::FieldStart;
+      out += c;
+      break;
+    case At::Quoted:
+      if (c != '"') {
+        out += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        out += "\"\"";
+        ++i;
+      } else if (i + 1 == text.size() || text[i + 1] == ',' || text[i + 1] == '\n' || text[i + 1] == '\r') {
+        out += c;
+        st = At::Unquoted; // closed; the next character ends the field
+      } else {
+        st = At::AfterClose; // the quote closes the field later, where the field ends
+      }
+      break;
+    case At::AfterClose:
+      if (ends_field) {
+        out += '"';
+        out += c;
+        st = At::FieldStart;
+      } else {
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+      }
+      break;
+    }
+  }
+  if (st == At::AfterClose)
+    out += '"';
+  return out;
+}
+
 } // namespace
 
-CsvResult parse_csv(std::string_view text) {
+CsvResult parse_csv(std::string_view raw) {
   CsvResult result;
-  if (text.substr(0, 3) == "\xEF\xBB\xBF")
-    text.remove_prefix(3);
+  if (raw.substr(0, 3) == "\xEF\xBB\xBF")
+    raw.remove_prefix(3);
+  const std::string normalized = close_quotes_at_field_end(raw);
+  std::string_view text = normalized;
 
   csv_parser parser;
   if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0) {
@@ -55,7 +110,7 @@ CsvResult parse_csv(std::string_view text) {
     if (csv_parse(&parser, text.data() + pos, len, on_field, on_record, &st) != len) {
       result.error_line = st.line;
       result.error = csv_error(&parser) == CSV_EPARSE ? "malformed CSV: a quote inside an unquoted "
-                                                        "field or text after a closing quote"
+                                                        "field"
                                                       : csv_strerror(csv_error(&parser));
     }
     pos = end;

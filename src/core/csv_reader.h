@@ -21,8 +21,10 @@ struct CsvResult {
 };
 
 // Parses quoted fields (with doubled quotes and embedded line breaks), LF or CRLF records, and
-// an optional UTF-8 byte-order mark. Strict: a stray quote or an unterminated quoted field is a
-// syntax error. Spaces around unquoted fields are trimmed.
+// an optional UTF-8 byte-order mark. Text after a closing quote belongs to the field, as
+// Python's csv module reads it (`"a,b" c` is `a,b c`). Otherwise strict: a quote inside an
+// unquoted field or an unterminated quoted field is a syntax error. Spaces around unquoted
+// fields are trimmed.
 CsvResult parse_csv(std::string_view text);
 
 } // namespace temper::core

@@ -296,8 +296,10 @@ std::vector<HostTensor> generate_inputs(const Operator& op, const Case& c, uint6
 }
 
 void regenerate_inputs(std::vector<HostTensor>& inputs, const Case& c, uint64_t job_seed, int trial) {
-  for (size_t k = 0; k < inputs.size(); ++k)
-    fill_input(inputs[k], c.range, derive_seed(job_seed, c.id, trial, static_cast<int>(k)));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const ValueRange range = k < c.ranges.size() ? c.ranges[k] : ValueRange{};
+    fill_input(inputs[k], range, derive_seed(job_seed, c.id, trial, static_cast<int>(k)));
+  }
 }
 
 } // namespace temper::core

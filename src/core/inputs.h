@@ -27,7 +27,8 @@ std::string seed_id(uint64_t job_seed);
 // Generation is parallel over blocks and independent of thread count.
 void fill_input(HostTensor& t, const ValueRange& range, uint64_t seed);
 
-// Generates every input of case `c` for one trial.
+// Generates every tensor of case `c` for one trial, flat as in Case::input_shapes (a list's
+// elements in order, nothing for an absent input), each from its own value range.
 std::vector<HostTensor> generate_inputs(const Operator& op, const Case& c, uint64_t job_seed, int trial);
 
 // Refills `inputs` (from generate_inputs for the same case) in place with the values of another

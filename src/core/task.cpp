@@ -52,8 +52,11 @@ std::optional<AttrKind> parse_attr_kind(std::string_view name) {
   for (char c : name)
     if (c != '_' && c != ' ')
       n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (n == "int" || n == "int64" || n == "int32" || n == "long")
+  if (n == "int" || n == "int64" || n == "int32" || n == "int64t" || n == "int32t" || n == "long")
     return AttrKind::Int;
+  // A small integer tensor given inline in the case (group_list: [16, 32, ...]).
+  if (n == "tensor")
+    return AttrKind::IntList;
   if (n == "float" || n == "float32" || n == "float64" || n == "double")
     return AttrKind::Float;
   if (n == "bool" || n == "boolean")
@@ -127,16 +130,40 @@ const AttrDecl* Operator::find_attr(std::string_view n) const {
 }
 
 namespace {
-nlohmann::json tensors_json(const std::vector<TensorDecl>& ts) {
+nlohmann::json tensors_json(const std::vector<TensorDecl>& ts, bool outputs) {
   auto out = nlohmann::json::array();
   for (const auto& t : ts) {
     auto dtypes = nlohmann::json::array();
     for (Dtype d : t.dtypes)
       dtypes.push_back(dtype_name(d));
-    out.push_back(
-        {{"name", t.name}, {"dtypes", dtypes}, {"shape", t.shape}, {"description", t.description}});
+    nlohmann::json j = {
+        {"name", t.name}, {"dtypes", dtypes}, {"shape", t.shape}, {"description", t.description}};
+    if (outputs) {
+      j["compare"] = t.compare;
+      if (t.index_gather)
+        j["index_gather"] = {{"input", t.index_gather->input},
+                             {"dim_attr", t.index_gather->dim_attr},
+                             {"value_output", t.index_gather->value_output},
+                             {"value_reduce", t.index_gather->value_reduce},
+                             {"keepdim_attr", t.index_gather->keepdim_attr}};
+    } else {
+      j["optional"] = t.optional;
+      j["is_list"] = t.is_list;
+    }
+    out.push_back(std::move(j));
   }
   return out;
+}
+
+nlohmann::json thresholds_json(const std::map<Dtype, double>& th) {
+  auto j = nlohmann::json::object();
+  for (const auto& [d, t] : th)
+    j[std::string(dtype_name(d))] = t;
+  return j;
+}
+
+nlohmann::json range_json(const ValueRange& r) {
+  return nlohmann::json::array({number_json(r.lo), number_json(r.hi)});
 }
 } // namespace
 
@@ -145,6 +172,7 @@ nlohmann::json Operator::to_json() const {
   for (const auto& d : attrs) {
     a.push_back({{"name", d.name},
                  {"type", attr_kind_name(d.kind)},
+                 {"proto_type", d.type_name},
                  {"default", d.default_value ? d.default_value->to_json() : nlohmann::json()},
                  {"required", d.required},
                  {"description", d.description}});
@@ -152,7 +180,28 @@ nlohmann::json Operator::to_json() const {
   return {
       {"name", name},       {"category", category},           {"difficulty", difficulty},
       {"formula", formula}, {"description", description},     {"schema", schema},
-      {"attrs", a},         {"inputs", tensors_json(inputs)}, {"outputs", tensors_json(outputs)}};
+      {"attrs", a},         {"inputs", tensors_json(inputs, false)},
+      {"outputs", tensors_json(outputs, true)},
+      {"precision_thresholds", thresholds_json(precision_thresholds)}};
+}
+
+const TensorDecl* Operator::find_input(std::string_view n) const {
+  for (const auto& t : inputs)
+    if (t.name == n)
+      return &t;
+  return nullptr;
+}
+
+std::string_view input_kind_name(InputKind k) {
+  switch (k) {
+  case InputKind::Tensor:
+    return "tensor";
+  case InputKind::List:
+    return "list";
+  case InputKind::Absent:
+    return "absent";
+  }
+  return "?";
 }
 
 const AttrValue* Case::attr(std::string_view name) const {
@@ -162,28 +211,72 @@ const AttrValue* Case::attr(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<InputSlot> Case::input_slots() const {
+  if (!slots.empty())
+    return slots;
+  std::vector<InputSlot> out;
+  for (size_t k = 0; k < input_shapes.size(); ++k)
+    out.push_back(InputSlot{InputKind::Tensor, k, 1});
+  return out;
+}
+
+bool Case::plain_inputs() const {
+  return std::all_of(slots.begin(), slots.end(),
+                     [](const InputSlot& s) { return s.kind == InputKind::Tensor; });
+}
+
 std::vector<TensorSpec> Case::input_specs(const Operator& op) const {
   std::vector<TensorSpec> out;
   size_t n = std::min(input_shapes.size(), dtypes.size());
-  for (size_t k = 0; k < n; ++k) {
-    std::string name = k < op.inputs.size() ? op.inputs[k].name : "in" + std::to_string(k);
-    out.push_back(TensorSpec{std::move(name), dtypes[k], input_shapes[k]});
+  out.reserve(n);
+  const std::vector<InputSlot> all = input_slots();
+  for (size_t s = 0; s < all.size(); ++s) {
+    const InputSlot& slot = all[s];
+    std::string base = s < op.inputs.size() ? op.inputs[s].name : "in" + std::to_string(s);
+    for (size_t j = 0; j < slot.count && slot.first + j < n; ++j) {
+      size_t k = slot.first + j;
+      std::string name = slot.kind == InputKind::List ? fmt::format("{}[{}]", base, j) : base;
+      out.push_back(TensorSpec{std::move(name), dtypes[k], input_shapes[k]});
+    }
   }
   return out;
 }
 
 nlohmann::json Case::to_json() const {
-  auto d = nlohmann::json::array();
-  for (Dtype t : dtypes)
-    d.push_back(dtype_name(t));
+  // Per declared input, in the official file's shape: a tensor's value, a list of its elements'
+  // values for a tensor list, null for an absent input.
+  auto per_slot = [&](auto value_of) {
+    auto out = nlohmann::json::array();
+    for (const auto& slot : input_slots()) {
+      if (slot.kind == InputKind::Absent) {
+        out.push_back(nullptr);
+      } else if (slot.kind == InputKind::Tensor) {
+        out.push_back(value_of(slot.first));
+      } else {
+        auto items = nlohmann::json::array();
+        for (size_t j = 0; j < slot.count; ++j)
+          items.push_back(value_of(slot.first + j));
+        out.push_back(std::move(items));
+      }
+    }
+    return out;
+  };
   auto a = nlohmann::json::object();
   for (const auto& [n, v] : attrs)
     a[n] = v.to_json();
+  // One range for every tensor is written once, as the official files usually do.
+  bool uniform = !ranges.empty() && std::all_of(ranges.begin(), ranges.end(), [&](const ValueRange& r) {
+    return range_json(r) == range_json(ranges[0]);
+  });
+  nlohmann::json range = uniform ? range_json(ranges[0])
+                         : ranges.empty()
+                             ? nlohmann::json::array()
+                             : per_slot([&](size_t k) { return range_json(ranges[k]); });
   return {{"case_id", id},
-          {"input_shape", input_shapes},
-          {"dtype", d},
+          {"input_shape", per_slot([&](size_t k) { return nlohmann::json(input_shapes[k]); })},
+          {"dtype", per_slot([&](size_t k) { return nlohmann::json(dtype_name(dtypes[k])); })},
           {"attrs", a},
-          {"value_range", nlohmann::json::array({number_json(range.lo), number_json(range.hi)})},
+          {"value_range", range},
           {"note", note}};
 }
 
@@ -197,6 +290,8 @@ nlohmann::json ToleranceSpec::to_json() const {
     j["matched_ratio"] = *matched_ratio;
   if (factor)
     j["factor"] = *factor;
+  if (!thresholds.empty())
+    j["thresholds"] = thresholds_json(thresholds);
   return j;
 }
 

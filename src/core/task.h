@@ -41,9 +41,21 @@ struct AttrValue {
 struct AttrDecl {
   std::string name;
   AttrKind kind = AttrKind::Int;
+  std::string type_name; // as proto.yaml writes it ("ListInt", "Tensor"): goldens may need it
   std::optional<AttrValue> default_value;
   bool required = false;
   std::string description;
+};
+
+// How the official checker treats an index output (proto.yaml `index_gather`): rather than the
+// indices themselves, the values they pick from `input` along the dim in attr `dim_attr` are
+// compared with `value_output` (another output) or with `value_reduce` of the input ("amax").
+struct IndexGather {
+  std::string input;
+  std::string dim_attr;
+  std::string value_output;
+  std::string value_reduce;
+  std::string keepdim_attr;
 };
 
 struct TensorDecl {
@@ -51,6 +63,10 @@ struct TensorDecl {
   std::vector<Dtype> dtypes; // allowed
   std::string shape;         // documentation, e.g. "[B, S, N_q, D]"
   std::string description;
+  bool optional = false;     // an input a case may leave out (`optional: true`, `required: false`)
+  bool is_list = false;      // declared a tensor list (`is_list: true`); cases decide by their shapes
+  bool compare = true;       // outputs: `compare: false` means the checker does not compare it directly
+  std::optional<IndexGather> index_gather; // outputs
 };
 
 struct Operator {
@@ -63,8 +79,10 @@ struct Operator {
   std::vector<AttrDecl> attrs;
   std::vector<TensorDecl> inputs;
   std::vector<TensorDecl> outputs;
+  std::map<Dtype, double> precision_thresholds; // proto.yaml: the operator's own T per output dtype
 
   const AttrDecl* find_attr(std::string_view name) const;
+  const TensorDecl* find_input(std::string_view name) const;
   nlohmann::json to_json() const;
 };
 
@@ -81,16 +99,38 @@ struct ValueRange {
   double hi = 1;
 };
 
+// How a declared input appears in one case: one tensor, a list of tensors (foreach operators,
+// RNN weights), or absent (an optional input the case leaves out).
+enum class InputKind { Tensor, List, Absent };
+
+std::string_view input_kind_name(InputKind k); // tensor, list, absent
+
+// Where a declared input's tensors sit among a case's flat tensors.
+struct InputSlot {
+  InputKind kind = InputKind::Tensor;
+  size_t first = 0; // index of its first tensor in Case::input_shapes
+  size_t count = 1; // 1 for a tensor, the list's length, 0 when absent
+};
+
 struct Case {
   int64_t id = 0;
-  std::vector<Shape> input_shapes; // one per input, in proto order
-  std::vector<Dtype> dtypes;       // one per input
-  std::vector<std::pair<std::string, AttrValue>> attrs; // every declared attr, defaults filled, proto order
-  ValueRange range;
+  // The tensors the kernel and the golden receive, flat: every declared input's tensors in proto
+  // order, a list's elements in order, none for an absent input. `slots` says which are which;
+  // for a task with only plain tensors the two views coincide (slot k is tensor k).
+  std::vector<Shape> input_shapes;
+  std::vector<Dtype> dtypes;       // one per tensor
+  std::vector<ValueRange> ranges;  // one per tensor
+  std::vector<InputSlot> slots;    // one per declared input, in proto order (see input_slots)
+  std::vector<std::pair<std::string, AttrValue>> attrs; // declared attrs with a value, defaults filled, proto order
   std::string note;
   SourceLoc where;
 
   const AttrValue* attr(std::string_view name) const;
+  // `slots`, or one tensor per input when a case built in code left them empty.
+  std::vector<InputSlot> input_slots() const;
+  // True when every declared input is one tensor (what ABI version 1 kernels can take).
+  bool plain_inputs() const;
+  // One spec per flat tensor; a list's elements are named "x[0]", "x[1]", ...
   std::vector<TensorSpec> input_specs(const Operator& op) const;
   nlohmann::json to_json() const; // public description: id, shapes, dtypes, attrs, value_range
 };
@@ -103,6 +143,7 @@ struct ToleranceSpec {
   std::optional<double> rtol;
   std::optional<double> matched_ratio; // flashinfer-bench
   std::optional<double> factor;        // flashattention, default 2
+  std::map<Dtype, double> thresholds;  // cann-bench: T per output dtype (proto.yaml), under rtol
 
   nlohmann::json to_json() const; // only the numbers that were given
 };

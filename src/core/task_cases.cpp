@@ -109,93 +109,151 @@ private:
       error(f->line, fmt::format("operator is '{}' but proto.yaml defines '{}'", name, m_op.name));
   }
 
-  void read_shapes() {
-    const RawField* f = required("input_shape");
-    if (!f)
-      return;
-    const auto& v = f->value;
-    if (!v.is_array() || (!v.empty() && !v[0].is_array())) {
-      error(f->line,
-            fmt::format("input_shape must be a list of shapes, one per input, got {}", v.dump()));
-      return;
-    }
-    if (v.size() != m_op.inputs.size()) {
-      error(f->line, fmt::format("input_shape has {} shapes but the operator has {} inputs ({})",
-                                 v.size(), m_op.inputs.size(), names_of(m_op.inputs)));
-      return;
-    }
-    for (size_t k = 0; k < v.size(); ++k) {
-      const std::string& in = m_op.inputs[k].name;
-      Shape shape;
-      bool good = v[k].is_array();
-      for (const auto& d : v[k]) {
+  // A shape: a non-empty list of positive integers within temper's rank limit.
+  std::optional<Shape> read_shape(const nlohmann::json& v, const std::string& what, int line) {
+    Shape shape;
+    bool good = v.is_array();
+    if (good)
+      for (const auto& d : v) {
         if (!d.is_number_integer())
           good = false;
         else
           shape.push_back(d.get<int64_t>());
       }
-      if (!good) {
-        error(f->line, fmt::format("shape of input '{}' must be a list of integers, got {}", in,
-                                   v[k].dump()));
-        continue;
-      }
-      if (shape.empty() || shape.size() > kMaxRank) {
-        error(f->line, fmt::format("shape of input '{}' has rank {}; temper supports ranks 1 to {}",
-                                   in, shape.size(), kMaxRank));
-        continue;
-      }
-      bool positive = true;
-      int64_t n = 1;
-      for (int64_t d : shape) {
-        if (d <= 0)
-          positive = false;
-        else if (n > std::numeric_limits<int64_t>::max() / 16 / d)
-          n = -1;
-        else if (n > 0)
-          n *= d;
-      }
-      if (!positive) {
-        error(f->line, fmt::format("shape of input '{}' has a dimension below 1: {}", in,
-                                   shape_string(shape)));
-        continue;
-      }
-      if (n < 0) {
-        error(f->line, fmt::format("shape of input '{}' has too many elements: {}", in,
-                                   shape_string(shape)));
-        continue;
-      }
-      m_case.input_shapes.push_back(std::move(shape));
+    if (!good) {
+      error(line, fmt::format("shape of {} must be a list of integers, got {}", what, v.dump()));
+      return std::nullopt;
     }
+    if (shape.empty() || shape.size() > kMaxRank) {
+      error(line, fmt::format("shape of {} has rank {}; temper supports ranks 1 to {}", what,
+                              shape.size(), kMaxRank));
+      return std::nullopt;
+    }
+    bool positive = true;
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d <= 0)
+        positive = false;
+      else if (n > std::numeric_limits<int64_t>::max() / 16 / d)
+        n = -1;
+      else if (n > 0)
+        n *= d;
+    }
+    if (!positive) {
+      error(line, fmt::format("shape of {} has a dimension below 1: {}", what, shape_string(shape)));
+      return std::nullopt;
+    }
+    if (n < 0) {
+      error(line, fmt::format("shape of {} has too many elements: {}", what, shape_string(shape)));
+      return std::nullopt;
+    }
+    return shape;
   }
 
-  void read_dtypes() {
-    const RawField* f = required("dtype");
+  // input_shape: one entry per declared input, as the official loader reads it: a shape, a list
+  // of shapes (a tensor list), or null (an optional input left out). Inputs after the last
+  // entry are left out too.
+  void read_shapes() {
+    const RawField* f = required("input_shape");
     if (!f)
       return;
     const auto& v = f->value;
-    if (!v.is_array()) {
+    if (!v.is_array() || v.empty() || v[0].is_number()) {
+      error(f->line,
+            fmt::format("input_shape must be a list of shapes, one per input, got {}", v.dump()));
+      return;
+    }
+    if (v.size() > m_op.inputs.size()) {
+      error(f->line, fmt::format("input_shape has {} shapes but the operator has {} inputs ({})",
+                                 v.size(), m_op.inputs.size(), names_of(m_op.inputs)));
+      return;
+    }
+    for (size_t k = 0; k < m_op.inputs.size(); ++k) {
+      const TensorDecl& in = m_op.inputs[k];
+      const nlohmann::json item = k < v.size() ? v[k] : nlohmann::json();
+      InputSlot slot;
+      slot.first = m_case.input_shapes.size();
+      if (item.is_null()) {
+        slot.kind = InputKind::Absent;
+        slot.count = 0;
+        if (!in.optional)
+          error(f->line, fmt::format("input '{}' has no shape, but the operator does not declare "
+                                     "it optional",
+                                     in.name));
+      } else if (item.is_array() && !item.empty() && item[0].is_array()) {
+        slot.kind = InputKind::List;
+        slot.count = item.size();
+        for (size_t j = 0; j < item.size(); ++j) {
+          auto shape = read_shape(item[j], fmt::format("input '{}[{}]'", in.name, j), f->line);
+          m_case.input_shapes.push_back(shape.value_or(Shape{}));
+        }
+      } else {
+        if (in.is_list) {
+          error(f->line, fmt::format("input '{}' is a tensor list: its entry must be a list of "
+                                     "shapes, got {}",
+                                     in.name, item.dump()));
+          return;
+        }
+        auto shape = read_shape(item, fmt::format("input '{}'", in.name), f->line);
+        m_case.input_shapes.push_back(shape.value_or(Shape{}));
+      }
+      m_case.slots.push_back(slot);
+    }
+  }
+
+  std::optional<Dtype> read_one_dtype(const nlohmann::json& v, const TensorDecl& in, int line) {
+    if (!v.is_string()) {
+      error(line, fmt::format("dtype of input '{}' must be a dtype name, got {}", in.name, v.dump()));
+      return std::nullopt;
+    }
+    auto dt = parse_dtype(v.get<std::string>());
+    if (!dt) {
+      error(line, fmt::format("unknown dtype '{}' for input '{}'", v.get<std::string>(), in.name));
+      return std::nullopt;
+    }
+    if (std::find(in.dtypes.begin(), in.dtypes.end(), *dt) == in.dtypes.end()) {
+      error(line, fmt::format("dtype {} is not allowed for input '{}' (allowed: {})",
+                              dtype_name(*dt), in.name, dtype_list(in.dtypes)));
+      return std::nullopt;
+    }
+    return dt;
+  }
+
+  // dtype: one entry per input; as in the official loader a shorter list is padded with its last
+  // entry (so one dtype serves every input). A tensor list's entry is a dtype for all its
+  // elements or a list, one per element (padded the same way).
+  void read_dtypes() {
+    const RawField* f = required("dtype");
+    if (!f || m_case.slots.size() != m_op.inputs.size())
+      return;
+    nlohmann::json v = f->value;
+    if (v.is_string())
+      v = nlohmann::json::array({v});
+    if (!v.is_array() || v.empty()) {
       error(f->line, fmt::format("dtype must be a list, one dtype per input, got {}", v.dump()));
       return;
     }
-    if (v.size() != m_op.inputs.size()) {
+    if (v.size() > m_op.inputs.size()) {
       error(f->line, fmt::format("dtype has {} entries but the operator has {} inputs ({})",
                                  v.size(), m_op.inputs.size(), names_of(m_op.inputs)));
       return;
     }
-    for (size_t k = 0; k < v.size(); ++k) {
-      const TensorDecl& in = m_op.inputs[k];
-      std::string name = v[k].is_string() ? v[k].get<std::string>() : v[k].dump();
-      auto dt = parse_dtype(name);
-      if (!dt) {
-        error(f->line, fmt::format("unknown dtype '{}' for input '{}'", name, in.name));
-        continue;
+    m_case.dtypes.assign(m_case.input_shapes.size(), Dtype::F32);
+    for (size_t k = 0; k < m_case.slots.size(); ++k) {
+      const InputSlot& slot = m_case.slots[k];
+      if (slot.kind == InputKind::Absent)
+        continue; // whatever the file says for it (usually null) describes nothing
+      const nlohmann::json& item = k < v.size() ? v[k] : v.back();
+      for (size_t j = 0; j < slot.count; ++j) {
+        const nlohmann::json& d =
+            item.is_array() && slot.kind == InputKind::List
+                ? (item.empty() ? item : item[std::min(j, item.size() - 1)])
+                : item;
+        if (auto dt = read_one_dtype(d, m_op.inputs[k], f->line))
+          m_case.dtypes[slot.first + j] = *dt;
+        else
+          break;
       }
-      if (std::find(in.dtypes.begin(), in.dtypes.end(), *dt) == in.dtypes.end()) {
-        error(f->line, fmt::format("dtype {} is not allowed for input '{}' (allowed: {})",
-                                   dtype_name(*dt), in.name, dtype_list(in.dtypes)));
-        continue;
-      }
-      m_case.dtypes.push_back(*dt);
     }
   }
 
@@ -212,17 +270,22 @@ private:
       given = f->value;
     }
     for (const auto& [name, value] : given.items()) {
-      if (!m_op.find_attr(name)) {
-        std::string declared;
-        for (const auto& a : m_op.attrs)
-          declared += fmt::format("{}{}", declared.empty() ? "" : ", ", a.name);
-        error(attr_line(name, line), fmt::format("unknown attr '{}' (the operator declares: {})",
-                                                 name, declared.empty() ? "none" : declared));
-      }
+      if (m_op.find_attr(name))
+        continue;
+      // The official files sometimes repeat an optional input as `name: null` among the attrs
+      // (QuantMatmul's bias): it says the input is left out, which the shapes already say.
+      if (const TensorDecl* in = m_op.find_input(name); in && in->optional && value.is_null())
+        continue;
+      std::string declared;
+      for (const auto& a : m_op.attrs)
+        declared += fmt::format("{}{}", declared.empty() ? "" : ", ", a.name);
+      error(attr_line(name, line), fmt::format("unknown attr '{}' (the operator declares: {})", name,
+                                               declared.empty() ? "none" : declared));
     }
-    // Every declared attr, in proto order: the case's value, else the proto default.
+    // Every declared attr, in proto order: the case's value, else the proto default. `null`
+    // leaves an attr at its default, as the official evaluator does.
     for (const auto& decl : m_op.attrs) {
-      if (given.contains(decl.name)) {
+      if (given.contains(decl.name) && !given[decl.name].is_null()) {
         const auto& v = given[decl.name];
         auto a = json_to_attr(decl.kind, v);
         if (!a) {
@@ -231,10 +294,11 @@ private:
           continue;
         }
         m_case.attrs.emplace_back(decl.name, std::move(*a));
-      } else if (decl.required) {
-        error(line, fmt::format("missing required attr '{}'", decl.name));
       } else if (decl.default_value) {
         m_case.attrs.emplace_back(decl.name, *decl.default_value);
+      } else if (decl.required) {
+        error(given.contains(decl.name) ? attr_line(decl.name, line) : line,
+              fmt::format("missing required attr '{}'", decl.name));
       }
     }
   }
@@ -244,29 +308,70 @@ private:
     return it == m_raw.attr_lines.end() ? fallback : it->second;
   }
 
-  void read_range() {
-    const RawField* f = field("value_range");
-    if (!f || f->value.is_null())
-      return; // keeps the default [-1, 1]
-    const auto& v = f->value;
+  // One [lo, hi] pair; nullopt (reported) when malformed.
+  std::optional<ValueRange> read_one_range(const nlohmann::json& v, int line) {
     std::optional<double> lo, hi;
     if (v.is_array() && v.size() == 2) {
       lo = json_number(v[0]);
       hi = json_number(v[1]);
     }
     if (!lo || !hi) {
-      error(f->line, fmt::format("value_range must be two numbers [lo, hi], got {}", v.dump()));
-      return;
+      error(line, fmt::format("value_range must be two numbers [lo, hi], got {}", v.dump()));
+      return std::nullopt;
     }
     if (std::isnan(*lo) != std::isnan(*hi)) {
-      error(f->line, fmt::format("value_range mixes NaN with a number: {}", v.dump()));
-      return;
+      error(line, fmt::format("value_range mixes NaN with a number: {}", v.dump()));
+      return std::nullopt;
     }
     if (*lo > *hi) {
-      error(f->line, fmt::format("value_range has lo > hi: {}", v.dump()));
+      error(line, fmt::format("value_range has lo > hi: {}", v.dump()));
+      return std::nullopt;
+    }
+    return ValueRange{*lo, *hi};
+  }
+
+  static bool is_pair(const nlohmann::json& v) { return v.is_array() && !v.empty() && !v[0].is_array() && !v[0].is_null(); }
+
+  // value_range, as the official generator reads it: one [lo, hi] for every input, or one entry
+  // per input padded with the last (a tensor list's entry: one pair, or one per element padded
+  // the same way; an absent input's entry is null). None at all keeps temper's default [-1, 1].
+  void read_range() {
+    m_case.ranges.assign(m_case.input_shapes.size(), ValueRange{});
+    const RawField* f = field("value_range");
+    if (!f || f->value.is_null() || (f->value.is_array() && f->value.empty()))
+      return;
+    const auto& v = f->value;
+    if (is_pair(v) || !v.is_array()) {
+      auto r = read_one_range(v, f->line);
+      if (r)
+        std::fill(m_case.ranges.begin(), m_case.ranges.end(), *r);
       return;
     }
-    m_case.range = ValueRange{*lo, *hi};
+    if (v.size() > m_op.inputs.size()) {
+      error(f->line, fmt::format("value_range has {} entries but the operator has {} inputs ({})",
+                                 v.size(), m_op.inputs.size(), names_of(m_op.inputs)));
+      return;
+    }
+    if (m_case.slots.size() != m_op.inputs.size())
+      return; // the shapes were wrong; already reported
+    for (size_t k = 0; k < m_case.slots.size(); ++k) {
+      const InputSlot& slot = m_case.slots[k];
+      if (slot.kind == InputKind::Absent)
+        continue;
+      const nlohmann::json& item = k < v.size() ? v[k] : v.back();
+      if (item.is_null())
+        continue; // no range given for this input: the default
+      for (size_t j = 0; j < slot.count; ++j) {
+        const nlohmann::json& r =
+            slot.kind == InputKind::List && item.is_array() && !item.empty() && item[0].is_array()
+                ? item[std::min(j, item.size() - 1)]
+                : item;
+        auto range = read_one_range(r, f->line);
+        if (!range)
+          return;
+        m_case.ranges[slot.first + j] = *range;
+      }
+    }
   }
 
   void read_note() {

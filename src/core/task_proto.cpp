@@ -1,6 +1,8 @@
 // proto.yaml: the operator's definition in CANN-Bench's layout.
 #include "core/task_parse.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace temper::core::detail {
@@ -63,6 +65,67 @@ parse_dtype_list(const Ctx& ctx, const YAML::Node& map, const std::string& where
   return out;
 }
 
+// A boolean field of an entry; false when absent, reported when not a boolean.
+bool bool_field(const Ctx& ctx, const YAML::Node& map, const char* key, bool dflt, std::string_view where) {
+  const YAML::Node n = map[key];
+  if (!n.IsDefined() || n.IsNull())
+    return dflt;
+  auto j = yaml_to_json(n);
+  if (!j.is_boolean()) {
+    ctx.error(n, fmt::format("'{}' of {} must be true or false", key, where));
+    return dflt;
+  }
+  return j.get<bool>();
+}
+
+std::optional<IndexGather> parse_index_gather(const Ctx& ctx, const YAML::Node& n, std::string_view where) {
+  if (!n.IsDefined() || n.IsNull())
+    return std::nullopt;
+  if (!n.IsMap()) {
+    ctx.error(n, fmt::format("'index_gather' of {} must be a map", where));
+    return std::nullopt;
+  }
+  std::string w = fmt::format("index_gather of {}", where);
+  check_keys(n, {"input", "dim_attr", "value_output", "value_reduce", "keepdim_attr"}, w, ctx.file,
+             ctx.diags);
+  IndexGather g;
+  g.input = text_field(ctx, n, "input", true, w);
+  g.dim_attr = text_field(ctx, n, "dim_attr", false, w);
+  g.value_output = text_field(ctx, n, "value_output", false, w);
+  g.value_reduce = text_field(ctx, n, "value_reduce", false, w);
+  g.keepdim_attr = text_field(ctx, n, "keepdim_attr", false, w);
+  if (g.value_output.empty() == g.value_reduce.empty())
+    ctx.error(n, fmt::format("{} needs exactly one of value_output and value_reduce", w));
+  return g;
+}
+
+std::map<Dtype, double> parse_thresholds(const Ctx& ctx, const YAML::Node& n) {
+  std::map<Dtype, double> out;
+  if (!n.IsDefined() || n.IsNull())
+    return out;
+  if (!n.IsMap()) {
+    ctx.error(n, "precision_thresholds must be a map of dtype to threshold");
+    return out;
+  }
+  check_duplicate_keys(n, ctx.file, ctx.diags);
+  for (const auto& kv : n) {
+    auto dt = kv.first.IsScalar() ? parse_dtype(kv.first.Scalar()) : std::nullopt;
+    if (!dt) {
+      ctx.error(kv.first, fmt::format("unknown dtype '{}' in precision_thresholds",
+                                      kv.first.IsScalar() ? kv.first.Scalar() : "?"));
+      continue;
+    }
+    auto v = json_number(yaml_to_json(kv.second));
+    if (!v || !std::isfinite(*v) || *v < 0) {
+      ctx.error(kv.second, fmt::format("precision threshold of {} must be a non-negative number",
+                                       dtype_name(*dt)));
+      continue;
+    }
+    out[*dt] = *v;
+  }
+  return out;
+}
+
 std::vector<TensorDecl> parse_tensors(const Ctx& ctx, const YAML::Node& op, const char* key) {
   std::vector<TensorDecl> out;
   const YAML::Node list = op[key];
@@ -75,16 +138,29 @@ std::vector<TensorDecl> parse_tensors(const Ctx& ctx, const YAML::Node& op, cons
       ctx.error(t, fmt::format("each entry of '{}' must be a map with name and dtype", key));
       continue;
     }
+    const bool inputs = key == std::string_view("inputs");
     std::string where = fmt::format("{} entry", key);
-    check_keys(t, {"name", "dtype", "shape", "description"}, where, ctx.file, ctx.diags);
+    if (inputs)
+      check_keys(t, {"name", "dtype", "shape", "description", "optional", "required", "is_list"},
+                 where, ctx.file, ctx.diags);
+    else
+      check_keys(t,
+                 {"name", "dtype", "shape", "description", "optional", "compare", "index_gather"},
+                 where, ctx.file, ctx.diags);
     TensorDecl d;
     d.name = text_field(ctx, t, "name", true, where);
     if (!d.name.empty())
-      where =
-          fmt::format("{} '{}'", key == std::string_view("inputs") ? "input" : "output", d.name);
+      where = fmt::format("{} '{}'", inputs ? "input" : "output", d.name);
     d.dtypes = parse_dtype_list(ctx, t, where);
     d.shape = text_field(ctx, t, "shape", false, where);
     d.description = text_field(ctx, t, "description", false, where);
+    // Both spellings occur in the official tasks: `optional: true` and `required: false`.
+    d.optional = bool_field(ctx, t, "optional", false, where) ||
+                 !bool_field(ctx, t, "required", true, where);
+    d.is_list = bool_field(ctx, t, "is_list", false, where);
+    d.compare = bool_field(ctx, t, "compare", true, where);
+    if (!inputs)
+      d.index_gather = parse_index_gather(ctx, t["index_gather"], where);
     for (const auto& prev : out)
       if (!d.name.empty() && prev.name == d.name)
         ctx.error(t, fmt::format("duplicate {} name '{}'", key, d.name));
@@ -113,6 +189,7 @@ std::vector<AttrDecl> parse_attrs(const Ctx& ctx, const YAML::Node& op) {
     d.name = text_field(ctx, a, "name", true, "attr");
     std::string where = fmt::format("attr '{}'", d.name);
     std::string type = text_field(ctx, a, "type", true, where);
+    d.type_name = type;
     d.description = text_field(ctx, a, "description", false, where);
     bool ok = !d.name.empty() && !type.empty();
     if (!type.empty()) {
@@ -167,10 +244,6 @@ std::optional<Operator> parse_proto(const std::filesystem::path& path, Diagnosti
     ctx.error(node.IsDefined() ? node : root, "proto.yaml has no 'operator' map");
     return std::nullopt;
   }
-  // precision_thresholds would change how outputs are judged; say so rather than ignore it.
-  if (const YAML::Node p = node["precision_thresholds"]; p.IsDefined())
-    ctx.error(p, "precision_thresholds in proto.yaml is not supported: set the tolerance in "
-                 "temper.yaml instead");
   check_keys(node,
              {"name", "category", "difficulty", "formula", "description", "shape_support", "note",
               "attrs", "inputs", "outputs", "schema", "precision_thresholds"},
@@ -185,6 +258,18 @@ std::optional<Operator> parse_proto(const std::filesystem::path& path, Diagnosti
   op.attrs = parse_attrs(ctx, node);
   op.inputs = parse_tensors(ctx, node, "inputs");
   op.outputs = parse_tensors(ctx, node, "outputs");
+  op.precision_thresholds = parse_thresholds(ctx, node["precision_thresholds"]);
+  for (const auto& o : op.outputs) {
+    if (!o.index_gather)
+      continue;
+    if (!op.find_input(o.index_gather->input))
+      ctx.error(node, fmt::format("index_gather of output '{}' names unknown input '{}'", o.name,
+                                  o.index_gather->input));
+    const std::string& vo = o.index_gather->value_output;
+    if (!vo.empty() && std::none_of(op.outputs.begin(), op.outputs.end(),
+                                    [&](const TensorDecl& x) { return x.name == vo; }))
+      ctx.error(node, fmt::format("index_gather of output '{}' names unknown output '{}'", o.name, vo));
+  }
   if (op.name.empty() || op.inputs.empty())
     return std::nullopt;
   return op;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
@@ -160,7 +161,16 @@ std::optional<double> json_number(const nlohmann::json& v) {
                     : std::numeric_limits<double>::infinity();
   if (s == "nan")
     return std::numeric_limits<double>::quiet_NaN();
-  return std::nullopt;
+  // A number written as text ("1e-08"): the official CSV quotes values that PyYAML, a YAML 1.1
+  // reader, took for strings, and its evaluator converts them with float().
+  const std::string& text = v.get_ref<const std::string&>();
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front())))
+    return std::nullopt;
+  char* end = nullptr;
+  double d = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(d))
+    return std::nullopt;
+  return d;
 }
 
 std::optional<AttrValue> json_to_attr(AttrKind kind, const nlohmann::json& v) {
@@ -169,6 +179,14 @@ std::optional<AttrValue> json_to_attr(AttrKind kind, const nlohmann::json& v) {
   auto as_double = [](const nlohmann::json& x) { return json_number(x); };
   switch (kind) {
   case AttrKind::Int:
+    if (v.is_string()) {
+      // An integer written as text, as the official CSV may quote it.
+      const std::string& text = v.get_ref<const std::string&>();
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), a.i);
+      if (text.empty() || ec != std::errc() || p != text.data() + text.size())
+        return std::nullopt;
+      return a;
+    }
     if (!v.is_number_integer())
       return std::nullopt;
     a.i = v.get<int64_t>();

@@ -180,6 +180,33 @@ void compare_exact(const OutputView& out, int64_t n, Comparison& c) {
                            dtype_name(out.dtype), first_text(c));
 }
 
+// Integer outputs under a non-zero CANN-Bench threshold: an element fails when it differs from
+// the golden (rounded to the dtype) by more than `limit`.
+void compare_integer_abs(const OutputView& out, int64_t n, double limit, Comparison& c) {
+  struct Part {
+    Stats stats;
+    Failures fail;
+  };
+  auto parts = over_blocks<Part>(n, [&](int64_t begin, int64_t end, Part& p) {
+    for (int64_t i = begin; i < end; ++i) {
+      double a = out.got[i];
+      double g = round_to(out.dtype, out.golden[i]);
+      p.stats.add(a, g, cann_rel(a, g));
+      if (!(std::fabs(a - g) <= limit)) p.fail.add(i, a, out.golden[i]);
+    }
+  });
+  Stats stats;
+  for (const Part& p : parts) {
+    stats.merge(p.stats);
+    record(c, out.shape, p.fail);
+  }
+  stats.store(c);
+  c.passed = c.mismatches == 0;
+  if (!c.passed)
+    c.reason = fmt::format("{} of {} elements differ from the golden rounded to {} by more than {} ({})",
+                           c.mismatches, n, dtype_name(out.dtype), limit, first_text(c));
+}
+
 // ---- cann-bench ------------------------------------------------------------------------------
 
 // One element prepared as compare.py does: golden truncated to the output dtype, a one-sided inf
@@ -258,9 +285,20 @@ struct CannRegions {
 
 void compare_cann(const ToleranceSpec& spec, const OutputView& out, int64_t n, Comparison& c) {
   auto th_opt = cann_thresholds(out.dtype);
-  double t = spec.rtol.value_or(th_opt ? th_opt->t : 0.0); // rtol overrides T (proto.yaml precision_thresholds)
+  // T: temper.yaml's rtol, else the operator's precision_thresholds for this dtype, else the
+  // standard's table (compare.py's get_threshold order).
+  auto own = spec.thresholds.find(out.dtype);
+  double t = spec.rtol.value_or(own != spec.thresholds.end() ? own->second
+                                                             : (th_opt ? th_opt->t : 0.0));
   c.details["dtype"] = dtype_name(out.dtype);
   c.details["threshold"] = t;
+  // Integers with a threshold: |a - g| <= T everywhere (compare.py's integer path; e.g. int8: 1
+  // forgives quantization rounding off by one).
+  if (!th_opt && t > 0) {
+    c.details["rule"] = "integer_abs";
+    compare_integer_abs(out, n, t, c);
+    return;
+  }
   // Integers are compared exactly; so is any dtype when T == 0 (compare.py: threshold == 0 path).
   if (!th_opt || t == 0) {
     c.details["rule"] = "exact";

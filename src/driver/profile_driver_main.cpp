@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
   auto* b = static_cast<unsigned char*>(base);
 
   size_t per_set = cmd->inputs.size() / static_cast<size_t>(cmd->input_sets);
+  if (std::string bad = temper::worker::io::check_input_groups(*cmd, per_set); !bad.empty()) return usage_error(bad);
   std::vector<temper_tensor> inputs(per_set), outputs(cmd->outputs.size());
   for (size_t i = 0; i < per_set; ++i) {
     if (!make_tensor(cmd->inputs[i], b, cmd->arena_size, inputs[i])) return usage_error("invalid input descriptor");
@@ -117,10 +118,16 @@ int main(int argc, char** argv) {
   void* sym = ::dlsym(handle, "temper_kernel");
   if (sym == nullptr) return usage_error("the artifact does not export temper_kernel");
 
+  temper::worker::io::InputView view;
+  view.resize(per_set, cmd->input_groups);
+  view.arrange(inputs.data(), cmd->input_groups);
+  int32_t abi = temper::worker::io::kernel_abi_version(handle);
+  if (abi < 2 && !cmd->input_groups.empty()) return usage_error("the kernel was built for kernel ABI version 1, which cannot take this case's inputs");
   temper_args args{};
-  args.abi_version = TEMPER_ABI_VERSION;
-  args.num_inputs = static_cast<int32_t>(inputs.size());
-  args.inputs = inputs.data();
+  args.abi_version = abi;
+  args.num_inputs = static_cast<int32_t>(view.inputs.size());
+  args.inputs = view.inputs.data();
+  args.input_lists = view.lists.data();
   args.num_outputs = static_cast<int32_t>(outputs.size());
   args.outputs = outputs.data();
   args.num_attrs = static_cast<int32_t>(attrs.size());

@@ -168,6 +168,7 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
       wo.call_timeout = config.call_timeout;
       wo.memory_limit_bytes = config.memory_limit_bytes;
       wo.attrs = c.attrs;
+      wo.input_slots = c.slots;
       auto [w, loaded] = backend::Worker::start(wo, *arena);
       if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
       if (!loaded.ok()) {

@@ -103,6 +103,9 @@ std::string GoldenRunner::key(const core::Case& c, const std::vector<core::HostT
     h.add(t.spec.name).add(std::string(core::dtype_name(t.spec.dtype))).add(core::shape_string(t.spec.shape));
     h.add_raw(t.buffer.data(), t.spec.bytes());
   }
+  // Which inputs are lists or absent (plain cases add nothing, so their keys are unchanged).
+  if (!c.plain_inputs())
+    for (const auto& slot : c.slots) h.add(std::string(core::input_kind_name(slot.kind))).add(std::to_string(slot.count));
   return h.hex();
 }
 
@@ -161,6 +164,15 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
     bt.shape = t.spec.shape;
     bt.bytes.assign(t.buffer.data(), t.buffer.data() + t.spec.bytes());
     in.tensors.push_back(std::move(bt));
+  }
+  // Tensor lists and absent optional inputs travel as groups (bundle version 2); a case of plain
+  // tensors writes version 1, byte for byte as before.
+  if (!c.plain_inputs()) {
+    for (size_t s = 0; s < c.slots.size(); ++s) {
+      const core::InputSlot& slot = c.slots[s];
+      std::string name = s < m_task.op.inputs.size() ? m_task.op.inputs[s].name : "in" + std::to_string(s);
+      in.groups.push_back(temper_bundle::Group{name, std::string(core::input_kind_name(slot.kind)), slot.first, slot.count});
+    }
   }
   fs::path in_file = tmp.path() / "inputs.bundle";
   fs::path out_file = tmp.path() / "outputs.bundle";

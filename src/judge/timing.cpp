@@ -562,6 +562,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   wo.call_timeout = config.call_timeout;
   wo.memory_limit_bytes = config.memory_limit_bytes;
   wo.attrs = c.attrs;
+  wo.input_slots = c.slots;
   wo.flush_bytes = cold ? p.flush_bytes : 0;
   wo.cpus = p.cpus;
   backend::WorkerOptions ref_opts = wo, cand_opts = wo;

@@ -133,6 +133,8 @@ std::string handle_load(std::string_view payload) {
   proto::LoadCommand& c = g.load;
   if (std::string bad = io::check_load(c); !bad.empty()) return load_failed(true, bad);
   g.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
+  // The CUDA ABI has no tensor lists or absent inputs yet (include/temper/cuda_kernel.h).
+  if (!c.input_groups.empty()) return load_failed(true, "the CUDA worker cannot pass tensor-list or absent inputs");
 
   // The device first: without one nothing else matters, and the judge reports it as such.
   if (std::string why = cu::load(g.api, g.device); !why.empty()) return load_failed(true, "unsupported: " + why);

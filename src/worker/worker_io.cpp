@@ -1,5 +1,7 @@
 #include "worker/worker_io.h"
 
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -188,10 +190,63 @@ extern "C" void set_kernel_error(const char* message) {
 
 void clear_kernel_error() { g_error_len = 0; }
 
+int32_t kernel_abi_version(void* handle) {
+  ::dlerror();
+  const void* sym = ::dlsym(handle, "temper_kernel_abi");
+  if (sym == nullptr) return 1;
+  int32_t v = 1;
+  std::memcpy(&v, sym, sizeof v);
+  return v >= 1 ? v : 1;
+}
+
+std::string check_input_groups(const proto::LoadCommand& c, size_t per_set) {
+  size_t next = 0;
+  for (const auto& g : c.input_groups) {
+    if (g.kind < 0 || g.kind > 2) return "an input group of unknown kind";
+    if (g.first < 0 || g.count < 0 || (g.kind == 0 && g.count != 1) || (g.kind == 2 && g.count != 0))
+      return "a malformed input group";
+    if (static_cast<size_t>(g.first) != next || static_cast<size_t>(g.first) + static_cast<size_t>(g.count) > per_set)
+      return "input groups do not cover the input set's tensors in order";
+    next += static_cast<size_t>(g.count);
+  }
+  if (!c.input_groups.empty() && next != per_set) return "input groups do not cover the input set's tensors";
+  return "";
+}
+
+void InputView::resize(size_t per_set, const std::vector<proto::InputGroupDesc>& groups) {
+  tensors.resize(per_set);
+  size_t n = groups.empty() ? per_set : groups.size();
+  inputs.resize(n);
+  lists.resize(n);
+}
+
+void InputView::arrange(const temper_tensor* set, const std::vector<proto::InputGroupDesc>& groups) {
+  std::copy(set, set + tensors.size(), tensors.begin());
+  if (groups.empty()) {
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      inputs[k] = tensors[k];
+      lists[k] = temper_tensor_list{1, &inputs[k]};
+    }
+    return;
+  }
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const auto& g = groups[k];
+    if (g.kind == 0) {
+      inputs[k] = tensors[static_cast<size_t>(g.first)];
+      lists[k] = temper_tensor_list{1, &inputs[k]};
+    } else {
+      inputs[k] = temper_tensor{};
+      if (g.count > 0) inputs[k].dtype = tensors[static_cast<size_t>(g.first)].dtype;
+      lists[k] = temper_tensor_list{g.count, g.count > 0 ? &tensors[static_cast<size_t>(g.first)] : nullptr};
+    }
+  }
+}
+
 temper_args call_args(std::vector<temper_tensor>& inputs, std::vector<temper_tensor>& outputs, std::vector<temper_attr>& attrs,
-                      int32_t num_threads) {
+                      int32_t num_threads, const temper_tensor_list* lists, int32_t abi_version) {
   temper_args args{};
-  args.abi_version = TEMPER_ABI_VERSION;
+  args.abi_version = abi_version;
+  args.input_lists = lists;
   args.num_inputs = static_cast<int32_t>(inputs.size());
   args.inputs = inputs.data();
   args.num_outputs = static_cast<int32_t>(outputs.size());

@@ -71,9 +71,34 @@ extern "C" void set_kernel_error(const char* message);
 void clear_kernel_error();
 
 // The kernel ABI's arguments for one call over the per-call copies (a kernel may scribble on
-// them), with set_kernel_error as its callback; clears the message.
+// them), with set_kernel_error as its callback; clears the message. `lists` (ABI 2, one per
+// input, or null for a plain case) and `abi_version` (the version the kernel was built for) go
+// into the arguments as they are.
 temper_args call_args(std::vector<temper_tensor>& inputs, std::vector<temper_tensor>& outputs, std::vector<temper_attr>& attrs,
-                      int32_t num_threads);
+                      int32_t num_threads, const temper_tensor_list* lists = nullptr,
+                      int32_t abi_version = TEMPER_ABI_VERSION);
+
+// The version of the kernel ABI an artifact was built for: its temper_kernel_abi symbol
+// (kernel.h defines it since version 2), else 1.
+int32_t kernel_abi_version(void* handle);
+
+// The checks on LOAD's input groups (kernel ABI 2) against a set of `per_set` tensors: each
+// group in range, the kinds known, the groups covering the tensors in order. Empty when fine.
+std::string check_input_groups(const backend::protocol::LoadCommand& c, size_t per_set);
+
+// One call's view of an input set (kernel ABI 2), sized once at LOAD so a call allocates
+// nothing: the set's tensors (a per-call copy), then one descriptor and one list per declared
+// input. Without input groups each tensor is its own input.
+struct InputView {
+  std::vector<temper_tensor> tensors;
+  std::vector<temper_tensor> inputs;
+  std::vector<temper_tensor_list> lists;
+
+  void resize(size_t per_set, const std::vector<backend::protocol::InputGroupDesc>& groups);
+  // Copies the set's pristine descriptors and groups them: a tensor input is its descriptor, a
+  // list or an absent input a descriptor with no data (the list says which).
+  void arrange(const temper_tensor* set, const std::vector<backend::protocol::InputGroupDesc>& groups);
+};
 
 // The message the last call set, empty when none.
 std::string kernel_error();

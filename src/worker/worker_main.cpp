@@ -66,8 +66,9 @@ struct Kernel {
   std::vector<temper_tensor> inputs;  // pristine descriptors, set-major
   std::vector<temper_tensor> outputs;
   std::vector<temper_attr> attrs;
+  int32_t abi = 1; // the kernel ABI version the artifact was built for
   // Per-call copies: a kernel may scribble on its argument structs; every call starts clean.
-  std::vector<temper_tensor> call_inputs;
+  io::InputView call_inputs;
   std::vector<temper_tensor> call_outputs;
   std::vector<temper_attr> call_attrs;
 };
@@ -115,6 +116,7 @@ std::string handle_load(std::string_view payload) {
   proto::LoadCommand& c = k.load;
   if (std::string bad = io::check_load(c); !bad.empty()) return load_failed(true, bad);
   k.per_set = static_cast<int>(c.inputs.size() / static_cast<size_t>(c.input_sets));
+  if (std::string bad = io::check_input_groups(c, static_cast<size_t>(k.per_set)); !bad.empty()) return load_failed(true, bad);
 
   // Populated now: a new worker life's first calls would otherwise pay a page fault per page
   // of inputs and outputs that later calls do not (milliseconds on a 32 MiB case).
@@ -132,7 +134,7 @@ std::string handle_load(std::string_view payload) {
     if (!make_tensor(c.outputs[i], b, c.arena_size, k.outputs[i])) return load_failed(true, "invalid output tensor descriptor");
   }
   k.attrs = io::kernel_attrs(c);
-  k.call_inputs.resize(static_cast<size_t>(k.per_set));
+  k.call_inputs.resize(static_cast<size_t>(k.per_set), c.input_groups);
   k.call_outputs = k.outputs;
   k.call_attrs = k.attrs;
 
@@ -182,6 +184,11 @@ std::string handle_load(std::string_view payload) {
     return load_failed(false, std::string("the artifact does not export temper_kernel") + (e ? std::string(": ") + e : ""));
   }
   k.fn = reinterpret_cast<temper_kernel_fn>(sym);
+  k.abi = io::kernel_abi_version(handle);
+  if (k.abi < 2 && !c.input_groups.empty()) {
+    return load_failed(false, "the kernel was built for kernel ABI version 1, which cannot pass this case's tensor-list or "
+                              "absent inputs; rebuild it with this temper's <temper/kernel.h> (version 2)");
+  }
   return proto::encode_loaded(sandbox.description);
 }
 
@@ -193,10 +200,11 @@ std::string handle_run(std::string_view payload) {
   if (cmd->set < 0 || cmd->set >= k.load.input_sets) die("RUN names an input set out of range");
 
   const temper_tensor* set_inputs = k.inputs.data() + static_cast<size_t>(cmd->set) * static_cast<size_t>(k.per_set);
-  std::copy(set_inputs, set_inputs + k.per_set, k.call_inputs.begin());
+  k.call_inputs.arrange(set_inputs, k.load.input_groups);
   std::copy(k.outputs.begin(), k.outputs.end(), k.call_outputs.begin());
   std::copy(k.attrs.begin(), k.attrs.end(), k.call_attrs.begin());
-  temper_args args = io::call_args(k.call_inputs, k.call_outputs, k.call_attrs, k.load.num_threads);
+  temper_args args = io::call_args(k.call_inputs.inputs, k.call_outputs, k.call_attrs, k.load.num_threads,
+                                   k.call_inputs.lists.data(), k.abi);
 
   timespec c0{};
   timespec c1{};

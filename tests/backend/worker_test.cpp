@@ -29,13 +29,15 @@ namespace {
 fs::path worker_exe() { return fs::path(TEMPER_BINARY_DIR) / "temper-worker"; }
 
 // Compiles a kernel source once per test process; the directory goes away at exit.
-fs::path kernel(const std::string& name, const std::string& body) {
+// `with_header` false: the source brings its own declarations, as a kernel built against an
+// older <temper/kernel.h> did.
+fs::path kernel(const std::string& name, const std::string& body, bool with_header = true) {
   static util::TempDir dir("temper-worker-test");
   static std::map<std::string, fs::path> built;
   if (auto it = built.find(name); it != built.end()) return it->second;
   fs::path src = dir.path() / (name + ".cpp");
   fs::path so = dir.path() / (name + ".so");
-  std::ofstream(src) << "#include <temper/kernel.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+  std::ofstream(src) << (with_header ? "#include <temper/kernel.h>\n" : "") << "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
                      << body;
   util::Command c;
   c.argv = {"g++", "-O2", "-shared", "-fPIC", std::string("-I") + TEMPER_SOURCE_DIR + "/include", "-o", so.string(),
@@ -587,6 +589,103 @@ TEST(Worker, AttributesArrive) {
   EXPECT_EQ(out[11], 3);
   EXPECT_EQ(out[12], TEMPER_ABI_VERSION);
   EXPECT_EQ(out[13], 6);
+}
+
+// Kernel ABI 2: x is a tensor list of two, s a tensor, bias an absent optional input.
+const char* kListSum = R"(
+TEMPER_EXPORT int temper_kernel(const temper_args* a) {
+  if (a->abi_version != 2 || a->num_inputs != 3 || !a->input_lists) { a->set_error("wrong ABI view"); return 1; }
+  if (a->inputs[0].data || a->input_lists[0].count != 2) { a->set_error("x is not a list of two"); return 2; }
+  if (a->input_lists[1].count != 1 || a->input_lists[1].tensors != &a->inputs[1]) { a->set_error("s is not a tensor"); return 3; }
+  if (temper_input_present(a, 2) || a->inputs[2].data || a->input_lists[2].tensors) { a->set_error("bias is not absent"); return 4; }
+  const float* x0 = (const float*)temper_input_tensor(a, 0, 0)->data;
+  const float* x1 = (const float*)temper_input_tensor(a, 0, 1)->data;
+  const float* s = (const float*)a->inputs[1].data;
+  float* out = (float*)a->outputs[0].data;
+  for (int64_t i = 0; i < temper_numel(&a->outputs[0]); ++i) out[i] = x0[i] + x1[i] + s[i];
+  return 0;
+}
+)";
+
+// A kernel built against kernel ABI 1: its own copy of the start of temper_args, no
+// temper_kernel_abi symbol. It reports the version it was handed.
+const char* kVersionOne = R"(
+typedef struct { void* data; int dtype, rank; long shape[8], strides[8]; } tensor1;
+typedef struct { int abi_version; int num_inputs; const tensor1* inputs; int num_outputs; tensor1* outputs; } args1;
+extern "C" __attribute__((visibility("default"))) int temper_kernel(const args1* a) {
+  float* out = (float*)a->outputs[0].data;
+  out[0] = (float)a->abi_version;
+  out[1] = (float)a->num_inputs;
+  return 0;
+}
+)";
+
+ArenaLayout list_layout() {
+  ArenaLayout l;
+  l.inputs = {{"x[0]", core::Dtype::F32, {8}}, {"x[1]", core::Dtype::F32, {8}}, {"s", core::Dtype::F32, {8}}};
+  l.outputs = {{"out", core::Dtype::F32, {8}}};
+  return l;
+}
+
+std::vector<core::InputSlot> list_slots() {
+  return {{core::InputKind::List, 0, 2}, {core::InputKind::Tensor, 2, 1}, {core::InputKind::Absent, 3, 0}};
+}
+
+TEST(Worker, TensorListsAndAbsentInputsReachAVersionTwoKernel) {
+  auto arena = SharedArena::create(list_layout());
+  ASSERT_TRUE(arena);
+  for (int i = 0; i < 8; ++i) {
+    f32(arena->input(0, 0))[i] = static_cast<float>(i);
+    f32(arena->input(0, 1))[i] = 100;
+    f32(arena->input(0, 2))[i] = 0.5f;
+  }
+  WorkerOptions o = options_for(kernel("listsum", kListSum));
+  o.input_slots = list_slots();
+  auto [worker, loaded] = Worker::start(o, *arena);
+  ASSERT_TRUE(loaded.ok()) << loaded.message;
+  for (int call = 0; call < 2; ++call) {
+    CallResult r = worker->run(0);
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(f32(arena->output(0))[3], 103.5f);
+  }
+}
+
+TEST(Worker, VersionOneKernelsKeepWorkingOnPlainCasesAndAreRefusedListsAndAbsentInputs) {
+  auto arena = SharedArena::create(list_layout());
+  ASSERT_TRUE(arena);
+  fs::path v1 = kernel("version1", kVersionOne, /*with_header=*/false);
+  auto [plain, loaded] = Worker::start(options_for(v1), *arena);
+  ASSERT_TRUE(loaded.ok()) << loaded.message;
+  CallResult r = plain->run(0);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(f32(arena->output(0))[0], 1.0f); // handed the version it was built for
+  EXPECT_EQ(f32(arena->output(0))[1], 3.0f);
+
+  WorkerOptions o = options_for(v1);
+  o.input_slots = list_slots();
+  auto [grouped, refused] = Worker::start(o, *arena);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(refused.outcome, CallOutcome::KernelError);
+  EXPECT_NE(refused.message.find("kernel ABI version 1"), std::string::npos) << refused.message;
+}
+
+TEST(WorkerProtocol, InputGroupsAreATrailingFieldOnlyWhenPresent) {
+  protocol::LoadCommand c;
+  c.artifact = "/k.so";
+  c.arena_size = 4096;
+  std::string plain = protocol::encode(c);
+  c.input_groups = {{1, 0, 2}, {0, 2, 1}, {2, 3, 0}};
+  std::string grouped = protocol::encode(c);
+  EXPECT_EQ(grouped.size(), plain.size() + 4 + 3 * 12);
+  protocol::Frame f;
+  ASSERT_EQ(protocol::take_frame(grouped, f), protocol::FrameStatus::Complete);
+  auto back = protocol::decode_load(f.payload);
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->input_groups.size(), 3u);
+  EXPECT_EQ(back->input_groups[0].count, 2);
+  EXPECT_EQ(back->input_groups[2].kind, 2);
+  ASSERT_EQ(protocol::take_frame(plain, f), protocol::FrameStatus::Complete);
+  EXPECT_TRUE(protocol::decode_load(f.payload)->input_groups.empty());
 }
 
 TEST(Worker, MissingWorkerBinaryIsAHarnessError) {

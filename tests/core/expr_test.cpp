@@ -7,6 +7,13 @@
 namespace temper::core {
 namespace {
 
+TensorDecl f16_decl(const std::string& name) {
+  TensorDecl t;
+  t.name = name;
+  t.dtypes = {Dtype::F16};
+  return t;
+}
+
 double eval_ok(std::string_view text, const ExprScope& scope = {}) {
   auto e = parse_expr(text);
   EXPECT_TRUE(e.has_value()) << text << ": " << (e ? "" : e.error().message);
@@ -148,7 +155,7 @@ TEST(Expr, KeepsSourceAndListsVariables) {
 Operator gqa_like() {
   Operator op;
   op.name = "GQA";
-  op.inputs = {TensorDecl{"query", {Dtype::F16}, "", ""}, TensorDecl{"key", {Dtype::F16}, "", ""}};
+  op.inputs = {f16_decl("query"), f16_decl("key")};
   return op;
 }
 

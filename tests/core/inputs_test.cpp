@@ -12,6 +12,13 @@
 namespace temper::core {
 namespace {
 
+TensorDecl f16_decl(const std::string& name) {
+  TensorDecl t;
+  t.name = name;
+  t.dtypes = {Dtype::F16};
+  return t;
+}
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = HUGE_VAL;
 
@@ -203,13 +210,13 @@ TEST(FillInput, IntegersAreUniformOverTheClippedRange) {
 TEST(GenerateInputs, OneTensorPerInputWithDerivedSeeds) {
   Operator op;
   op.name = "Add";
-  op.inputs = {TensorDecl{"x", {Dtype::F16}, "", ""}, TensorDecl{"y", {Dtype::F16}, "", ""}};
-  op.outputs = {TensorDecl{"z", {Dtype::F16}, "", ""}};
+  op.inputs = {f16_decl("x"), f16_decl("y")};
+  op.outputs = {f16_decl("z")};
   Case c;
   c.id = 3;
   c.input_shapes = {{4, 5}, {4, 5}};
   c.dtypes = {Dtype::F16, Dtype::F16};
-  c.range = {-2, 2};
+  c.ranges = {{-2, 2}, {-2, 2}};
 
   auto t0 = generate_inputs(op, c, 77, 0);
   ASSERT_EQ(t0.size(), 2u);
@@ -219,7 +226,7 @@ TEST(GenerateInputs, OneTensorPerInputWithDerivedSeeds) {
   EXPECT_EQ(t0[0].spec.dtype, Dtype::F16);
   const size_t bytes = t0[0].spec.bytes();
 
-  HostTensor expect = make(Dtype::F16, {4, 5}, c.range, derive_seed(77, 3, 0, 1));
+  HostTensor expect = make(Dtype::F16, {4, 5}, c.ranges[1], derive_seed(77, 3, 0, 1));
   EXPECT_TRUE(same_bytes(t0[1], expect, bytes));
   EXPECT_FALSE(same_bytes(t0[0], t0[1], bytes)); // inputs differ from each other
 

@@ -141,13 +141,13 @@ TEST_F(TaskDirTest, ValidTaskLoadsWithDefaultsInProtoOrder) {
   EXPECT_EQ(a.attr("fast")->i, 1);
   EXPECT_EQ(a.attr("mode")->s, "fast");
   EXPECT_EQ(a.attr("pads")->ints, (std::vector<int64_t>{1, 2}));
-  EXPECT_TRUE(std::isinf(a.range.lo) && a.range.lo < 0);
-  EXPECT_TRUE(std::isinf(a.range.hi) && a.range.hi > 0);
+  EXPECT_TRUE(std::isinf(a.ranges[0].lo) && a.ranges[0].lo < 0);
+  EXPECT_TRUE(std::isinf(a.ranges[0].hi) && a.ranges[0].hi > 0);
 
   const Case& b = task->cases[1];
   EXPECT_EQ(b.input_shapes, (std::vector<Shape>{{2, 3, 4}, {4}}));
   EXPECT_EQ(b.dtypes, (std::vector<Dtype>{Dtype::F16, Dtype::F32}));
-  EXPECT_TRUE(std::isnan(b.range.lo) && std::isnan(b.range.hi));
+  EXPECT_TRUE(std::isnan(b.ranges[0].lo) && std::isnan(b.ranges[0].hi));
   auto specs = b.input_specs(task->op);
   ASSERT_EQ(specs.size(), 2u);
   EXPECT_EQ(specs[0].name, "x");
@@ -241,7 +241,8 @@ TEST_F(TaskDirTest, WrongNumberOfShapesOrDtypes) {
   auto ds = check_cases("cases:\n- case_id: 1\n  input_shape: [[4]]\n  dtype: [float16, float32, "
                         "float32]\n  attrs: {mode: a}\n");
   ASSERT_EQ(ds.size(), 2u) << dump(ds);
-  expect_has(ds, "cases.yaml", 3, "input_shape has 1 shapes but the operator has 2 inputs (x, w)");
+  // Fewer shapes than inputs leave the rest out, which only optional inputs may be.
+  expect_has(ds, "cases.yaml", 3, "input 'w' has no shape, but the operator does not declare it optional");
   expect_has(ds, "cases.yaml", 4, "dtype has 3 entries but the operator has 2 inputs");
 }
 
@@ -302,7 +303,8 @@ TEST_F(TaskDirTest, AttrProblems) {
   dtype: [float16, float32]
   attrs: {mode: 3, scale: "0.5"}
 )");
-  ASSERT_EQ(ds.size(), 7u) << dump(ds);
+  // scale: "0.5" is a number written as text, which the official files do: not a problem.
+  ASSERT_EQ(ds.size(), 6u) << dump(ds);
   expect_has(ds, "cases.yaml", 7,
              "case 1: unknown attr 'axis' (the operator declares: dim, scale, fast, mode, pads)");
   expect_has(ds, "cases.yaml", 13, "case 2: attr 'dim' must be int, got 1.5");
@@ -310,8 +312,6 @@ TEST_F(TaskDirTest, AttrProblems) {
   expect_has(ds, "cases.yaml", 15, "case 2: attr 'pads' must be ints");
   expect_has(ds, "cases.yaml", 19, "case 3: missing required attr 'mode'");
   expect_has(ds, "cases.yaml", 23, "case 4: attr 'mode' must be string, got 3");
-  expect_has(ds, "cases.yaml", 23,
-             "case 4: attr 'scale' must be float, got \"0.5\""); // quoted: a string
 }
 
 TEST_F(TaskDirTest, DuplicateCaseIds) {
@@ -374,7 +374,7 @@ TEST_F(TaskDirTest, ProtoProblems) {
   colour: red
   attrs:
   - name: dim
-    type: tensor
+    type: matrix
   - name: k
     type: int
     default: 1.5
@@ -389,7 +389,7 @@ TEST_F(TaskDirTest, ProtoProblems) {
   auto ds = check_task(dir());
   ASSERT_EQ(ds.size(), 4u) << dump(ds);
   expect_has(ds, "proto.yaml", 3, "unknown key 'colour' in operator");
-  expect_has(ds, "proto.yaml", 6, "unknown type 'tensor' of attr 'dim'");
+  expect_has(ds, "proto.yaml", 6, "unknown type 'matrix' of attr 'dim'");
   expect_has(ds, "proto.yaml", 9, "default of attr 'k' is not of type int");
   expect_has(ds, "proto.yaml", 12, "unknown dtype 'float7' in input 'x'");
 }
@@ -429,9 +429,9 @@ TEST_F(TaskDirTest, CsvOnlyTaskLoads) {
   EXPECT_EQ(task->cases[0].attr("dim")->i, 0);
   EXPECT_EQ(task->cases[0].attr("scale")->f, 0.5);
   EXPECT_EQ(task->cases[0].note, "note, with comma");
-  EXPECT_TRUE(std::isinf(task->cases[0].range.lo));
+  EXPECT_TRUE(std::isinf(task->cases[0].ranges[0].lo));
   EXPECT_EQ(task->cases[1].where.line, 3);
-  EXPECT_EQ(task->cases[1].range.lo, -1); // no value_range: the default
+  EXPECT_EQ(task->cases[1].ranges[0].lo, -1); // no value_range: the default
 }
 
 TEST_F(TaskDirTest, CsvSyntaxError) {
@@ -688,11 +688,11 @@ TEST_F(CannBenchTasks, SwiGlu) {
   EXPECT_EQ(c4->input_shapes, (std::vector<Shape>{{8192, 16384}}));
   EXPECT_EQ(c4->dtypes, (std::vector<Dtype>{Dtype::F16}));
   EXPECT_EQ(c4->attr("dim")->i, 0);
-  EXPECT_EQ(c4->range.lo, -10);
+  EXPECT_EQ(c4->ranges[0].lo, -10);
   const Case* c12 = t.find_case(12);
-  EXPECT_TRUE(std::isinf(c12->range.lo) && std::isinf(c12->range.hi) && c12->range.lo < 0);
+  EXPECT_TRUE(std::isinf(c12->ranges[0].lo) && std::isinf(c12->ranges[0].hi) && c12->ranges[0].lo < 0);
   const Case* c13 = t.find_case(13);
-  EXPECT_TRUE(std::isnan(c13->range.lo) && std::isnan(c13->range.hi));
+  EXPECT_TRUE(std::isnan(c13->ranges[0].lo) && std::isnan(c13->ranges[0].hi));
   EXPECT_EQ(c13->input_shapes[0], (Shape{11, 13, 16, 67}));
   EXPECT_FALSE(t.config.present);
   EXPECT_EQ(t.config.tolerance.standard, "cann-bench");

@@ -575,5 +575,44 @@ TEST(Exact, BitwiseEqualityAfterRoundingTheGolden) {
   EXPECT_FALSE(run(ex, z).passed); // -0 and +0 differ bitwise
 }
 
+// --- cann-bench: the operator's own precision_thresholds ------------------------------------------
+
+TEST(CannBench, PerDtypeThresholdsFromProtoReplaceTheTable) {
+  // float32, every element 0.2% off: fails the table's T = 2^-13, passes an operator's T = 0.005.
+  Case c = uniform(Dtype::F32, 64, 1.0);
+  for (auto& v : c.got) v = 1.002;
+  EXPECT_FALSE(run(kCann, c).passed);
+  ToleranceSpec own = kCann;
+  own.thresholds = {{Dtype::F32, 0.005}, {Dtype::F16, 0.01}};
+  Comparison r = run(own, c);
+  EXPECT_TRUE(r.passed) << r.reason;
+  EXPECT_EQ(r.details["threshold"], 0.005);
+  // A threshold for another dtype leaves this one's at the table's value.
+  ToleranceSpec other = kCann;
+  other.thresholds = {{Dtype::F16, 0.01}};
+  EXPECT_FALSE(run(other, c).passed);
+  // rtol in temper.yaml still wins.
+  own.rtol = 1e-4;
+  EXPECT_FALSE(run(own, c).passed);
+}
+
+TEST(CannBench, IntegerThresholdIsAnAbsoluteDifference) {
+  // compare.py's integer path: |a - g| <= T; int8 with T = 1 forgives rounding off by one.
+  Case c = uniform(Dtype::I8, 8, 10);
+  c.got[3] = 11;
+  c.got[5] = 9;
+  EXPECT_FALSE(run(kCann, c).passed); // the table's T for integers is 0: exact
+  ToleranceSpec own = kCann;
+  own.thresholds = {{Dtype::I8, 1}};
+  Comparison r = run(own, c);
+  EXPECT_TRUE(r.passed) << r.reason;
+  EXPECT_EQ(r.details["rule"], "integer_abs");
+  c.got[6] = 12;
+  r = run(own, c);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_TRUE(contains(r.reason, "by more than 1")) << r.reason;
+}
+
 } // namespace
 } // namespace temper::core

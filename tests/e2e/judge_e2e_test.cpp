@@ -69,6 +69,22 @@ TEST(JudgeE2E, CorrectCandidatePassesEveryCase) {
   EXPECT_GE(r.by_case[1]["trials"].get<int>(), 3);
 }
 
+// A task in the official format with a tensor-list input and an optional input that cases 2
+// and 3 leave out (tests/fixtures/list_sum): the golden gets them through a version 2 bundle,
+// the kernel through input_lists; the operator's precision_thresholds set T.
+TEST(JudgeE2E, TensorListsAndAbsentInputsReachGoldenAndKernel) {
+  auto ok = judge("tests/fixtures/list_sum", "tests/fixtures/list_sum/correct.cpp", "");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  for (int64_t id : {1, 2, 3}) EXPECT_EQ(ok.status(id), "PASSED") << "case " << id << "\n" << ok.output;
+
+  auto wrong = judge("tests/fixtures/list_sum", "tests/fixtures/list_sum/ignores_bias.cpp", "");
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_EQ(wrong.status(1), "INCORRECT_NUMERICAL") << wrong.output; // the only case with a bias
+  EXPECT_EQ(wrong.status(2), "PASSED") << wrong.output;
+  EXPECT_EQ(wrong.status(3), "PASSED") << wrong.output;
+  EXPECT_NE(wrong.output.find("T = 0.001"), std::string::npos) << wrong.output;
+}
+
 TEST(JudgeE2E, ReferenceKernelPasses) {
   auto r = judge("tasks/swi_glu", "tasks/swi_glu/reference.cpp", "1,6,12");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -82,6 +82,23 @@ TEST(TaskCliE2E, ReadsTheOfficialCannBenchTasks) {
   }
 }
 
+// Tensor lists, optional inputs, per-input ranges, text attrs, precision thresholds, index
+// outputs: the official format's harder corners, through the real binary.
+TEST(TaskCliE2E, ChecksOfficialTasksWithListsOptionalInputsAndThresholds) {
+  fs::path shared = kSource / ".." / "shared" / "cann-bench" / "tasks";
+  if (!fs::exists(shared)) GTEST_SKIP() << "../shared/cann-bench is not present";
+  for (const char* t : {"level1/foreach_norm", "level4/gru", "level3/quant_matmul", "level2/apply_adam_w", "level2/arg_max"}) {
+    auto r = temper_cli({"task", "check", (shared / t).string()});
+    EXPECT_TRUE(r.ok()) << t << "\n" << r.output;
+    EXPECT_NE(r.output.find("golden: golden.py"), std::string::npos) << r.output;
+  }
+  auto show = temper_cli({"task", "show", (shared / "level4/gru").string()});
+  EXPECT_TRUE(show.ok()) << show.output;
+  EXPECT_NE(show.output.find("h0: float32, float16, bfloat16 (optional)"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("operator thresholds: float32 0.05"), std::string::npos) << show.output;
+  EXPECT_NE(show.output.find("[10, 4, 64] {[96, 64]} {[96, 32]} {[96]} {[96]} -"), std::string::npos) << show.output;
+}
+
 TEST(TaskCliE2E, VersionAndHelp) {
   auto v = temper_cli({"--version"});
   EXPECT_TRUE(v.ok()) << v.output;

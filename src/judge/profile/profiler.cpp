@@ -131,6 +131,7 @@ Expected<MetricSet> profile_artifact(const ProfileTarget& t, const core::Task& t
   wo.call_timeout = o.call_timeout;
   wo.memory_limit_bytes = o.memory_limit_bytes;
   wo.attrs = c.attrs;
+  wo.input_slots = c.slots;
   wo.flush_bytes = o.flush_bytes > 0 ? o.flush_bytes : default_flush_bytes();
 
   run_calls(o, wo, arena, inputs, out);
