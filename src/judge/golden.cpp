@@ -65,7 +65,16 @@ GoldenRunner::GoldenRunner(const core::Task& task, build::CompileCache& cache, u
 
 Status GoldenRunner::prepare() {
   if (m_task.config.golden.empty()) {
-    return fail("task {} has no golden: add `golden: golden.cpp` to its temper.yaml", m_task.dir.string());
+    return fail("task {} has no golden: add `golden: golden.cpp` to its temper.yaml, or a golden.py beside proto.yaml",
+                m_task.dir.string());
+  }
+  if (is_python_golden(m_task.config.golden)) {
+    TEMPER_TRY_ASSIGN(m_python, prepare_python_golden(m_task));
+    for (int k = 0; k < 2; ++k) {
+      m_exe[k] = m_python->argv[1];
+      m_exe_key[k] = m_python->key + (k == 0 ? "/fp64" : "/lowp");
+    }
+    return {};
   }
   std::vector<build::CompileRequest> reqs(2);
   for (int k = 0; k < 2; ++k) {
@@ -143,7 +152,6 @@ Expected<GoldenResult> GoldenRunner::ensure(const core::Case& c, const std::vect
 
 Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                              const fs::path& cached, bool read) {
-  std::error_code ec;
   util::TempDir tmp("temper-golden");
   temper_bundle::Bundle in;
   for (const auto& [name, value] : c.attrs) in.attrs.push_back(to_bundle_attr(name, value));
@@ -159,28 +167,56 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
   fs::path out_file = tmp.path() / "outputs.bundle";
   if (std::string err = temper_bundle::write_bundle(in_file.string(), in); !err.empty()) return fail("{}", err);
 
+  const int other = 1 - k;
+  const fs::path other_cached = m_python ? cached_path(key(c, inputs, other == 0 ? GoldenPrecision::Fp64
+                                                                                 : GoldenPrecision::LowPrecision))
+                                         : fs::path();
+  TEMPER_TRY_ASSIGN(double seconds, run_golden(c, in_file, k, out_file, other_cached));
+  GoldenResult r;
+  if (read) {
+    TEMPER_TRY_ASSIGN(r, read_outputs(out_file));
+  }
+  r.seconds = seconds;
+  TEMPER_TRY(util::make_dirs(cached.parent_path()));
+  publish(out_file, cached);
+  // Goldens of large cases are tens of MB each and every job seed adds more: the cache keeps the
+  // most recently used within $TEMPER_GOLDEN_CACHE_MB (default 8 GiB; 0: unbounded).
+  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), cached);
+  return r;
+}
+
+Expected<double> GoldenRunner::run_golden(const core::Case& c, const fs::path& in_file, int k, const fs::path& out_file,
+                                          const fs::path& other_cached) {
   util::Command cmd;
-  cmd.argv = {m_exe[k].string(), in_file.string(), out_file.string()};
+  fs::path other_file = out_file.parent_path() / "other.bundle";
+  if (m_python) {
+    // One process writes both precisions: importing torch costs more than most cases' golden.
+    cmd.argv = m_python->argv;
+    cmd.argv.push_back(in_file.string());
+    cmd.argv.push_back((k == 0 ? out_file : other_file).string());
+    cmd.argv.push_back((k == 0 ? other_file : out_file).string());
+  } else {
+    cmd.argv = {m_exe[k].string(), in_file.string(), out_file.string()};
+  }
   cmd.timeout = std::chrono::seconds(1800);
   util::ProcessResult pr = m_runner.run(cmd);
   if (!pr.ok()) {
     return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
   }
-  GoldenResult r;
-  if (read) {
-    TEMPER_TRY_ASSIGN(r, read_outputs(out_file));
+  if (m_python) {
+    if (util::make_dirs(other_cached.parent_path())) publish(other_file, other_cached);
   }
-  r.seconds = pr.seconds;
-  TEMPER_TRY(util::make_dirs(cached.parent_path()));
+  return pr.seconds;
+}
+
+// Caching is best effort: a copy under a private name, then one rename; the result stands either way.
+void GoldenRunner::publish(const fs::path& file, const fs::path& cached) {
+  std::error_code ec;
   fs::path staged = cached;
   staged += ".tmp." + std::to_string(::getpid());
-  fs::copy_file(out_file, staged, fs::copy_options::overwrite_existing, ec);
+  fs::copy_file(file, staged, fs::copy_options::overwrite_existing, ec);
   if (!ec) fs::rename(staged, cached, ec);
-  if (ec) fs::remove(staged, ec); // caching is best effort; the result stands
-  // Goldens of large cases are tens of MB each and every job seed adds more: the cache keeps the
-  // most recently used within $TEMPER_GOLDEN_CACHE_MB (default 8 GiB; 0: unbounded).
-  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), cached);
-  return r;
+  if (ec) fs::remove(staged, ec);
 }
 
 } // namespace temper::judge

@@ -1,16 +1,19 @@
 // Golden outputs: the task's golden compiled as an executable (fp64, and a low-precision build
-// for the standards that compare against a same-precision computation), run in its own process
+// for the standards that compare against a same-precision computation), or its golden.py run by
+// the Python golden runner (python_golden.h: one process writes both), run in its own process
 // on the judge's inputs, results cached on disk by content key.
 // Goldens are trusted task code, but they still run out of process so a faulty one is an error
 // message, not a crash of temper.
 #pragma once
 
 #include "build/compile_cache.h"
+#include "judge/python_golden.h"
 #include "core/task.h"
 #include "core/tensor.h"
 #include "util/error.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +39,8 @@ public:
   GoldenRunner(const core::Task& task, build::CompileCache& cache, util::ProcessRunner& runner,
                std::filesystem::path cache_dir);
 
-  // Compiles both builds (cached). Errors name the golden file and carry compiler output.
+  // Compiles both builds (cached), or for a golden.py checks it can run here (no torch_npu, the
+  // runner's environment). Errors name the golden file and say what to fix.
   Status prepare();
 
   // The golden outputs for one case on `inputs`: from the cache (keyed by the golden build,
@@ -58,6 +62,10 @@ private:
   // Runs the golden and caches its outputs; reads them back only when `read` is set.
   Expected<GoldenResult> compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                  const std::filesystem::path& cached, bool read);
+  // Runs the command; a Python golden writes both precisions, and the other one is cached too.
+  Expected<double> run_golden(const core::Case& c, const std::filesystem::path& in_file, int k,
+                              const std::filesystem::path& out_file, const std::filesystem::path& other_cached);
+  static void publish(const std::filesystem::path& file, const std::filesystem::path& cached);
 
   const core::Task& m_task;
   build::CompileCache& m_cache;
@@ -65,6 +73,7 @@ private:
   std::filesystem::path m_cache_dir;
   std::filesystem::path m_exe[2];
   std::string m_exe_key[2];
+  std::optional<PythonGolden> m_python; // set when the golden is a golden.py
   double m_compile_seconds = 0;
 };
 
