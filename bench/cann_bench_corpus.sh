@@ -46,7 +46,8 @@ bad = [c for c in d["cases"] if not c["ok"]]
 first = bad[0]["error"].strip().splitlines()[-1][:100] if bad else ""
 status = "runs" if not bad else ("fails" if not ok else "partly")
 times = f"{statistics.median(secs):.2f}, {secs[-1]:.2f}" if secs else "–"
-print(f"{status}\t{len(ok)}/{len(d[\"cases\"])}\t{times}\t{first}")
+n = len(d["cases"])
+print(f"{status}\t{len(ok)}/{n}\t{times}\t{first}")
 ' "$(printf '%s' "$json" | tail -1 | cut -c1-100)")"
   IFS=$'\t' read -r status count times first <<<"$row"
   [ "$status" = runs ] && runs=$((runs + 1))
