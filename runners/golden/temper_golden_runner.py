@@ -32,15 +32,21 @@ class GoldenError(Exception):
 # --- bundles -------------------------------------------------------------------------------------
 
 def read_bundle(path):
-    """Returns (attrs: dict name -> value, tensors: list of (name, dtype, shape, bytes))."""
+    """Returns (attrs: dict name -> value, tensors: list of (name, dtype, shape, bytes), groups).
+    Version 2 bundles add `list NAME COUNT` (its COUNT element tensor lines follow) and
+    `absent NAME` lines; groups is then [(name, kind, first tensor, count)] per declared input,
+    as bundle.h's Bundle::groups; it is empty for version 1 (each tensor its own input)."""
     with open(path, "rb") as f:
         data = f.read()
     end = data.find(b"\nend\n")
-    if not data.startswith(BUNDLE_MAGIC.encode() + b"\n") or end < 0:
+    magic = data[:data.find(b"\n")].decode(errors="replace")
+    if magic not in (BUNDLE_MAGIC, "TEMPER-BUNDLE 2") or end < 0:
         raise GoldenError(f"{path}: not a temper bundle")
+    grouped = magic == "TEMPER-BUNDLE 2"
     header_len = end + len(b"\nend\n")
     data_start = (header_len + ALIGN - 1) // ALIGN * ALIGN
-    attrs, tensors = {}, []
+    attrs, tensors, groups = {}, [], []
+    list_left = 0
     for line in data[:end].decode().split("\n")[1:]:
         words = line.split(" ")
         if words[0] == "attr":
@@ -62,9 +68,17 @@ def read_bundle(path):
             offset, nbytes = int(words[4 + rank]), int(words[5 + rank])
             start = data_start + offset
             tensors.append((name, dtype, shape, data[start:start + nbytes]))
+            if list_left:
+                list_left -= 1
+            elif grouped:
+                groups.append((name, "tensor", len(tensors) - 1, 1))
+        elif grouped and not list_left and words[0] in ("list", "absent"):
+            count = int(words[2]) if words[0] == "list" else 0
+            groups.append((words[1], words[0], len(tensors), count))
+            list_left = count
         else:
             raise GoldenError(f"{path}: unexpected header line: {line}")
-    return attrs, tensors
+    return attrs, tensors, groups
 
 
 def format_attr(name, value):
@@ -115,10 +129,19 @@ def dtype_name(torch, dt):
     raise GoldenError(f"the golden returned a tensor of dtype {dt}, which temper does not know")
 
 
-def group_inputs(tensors, input_names):
+def group_inputs(tensors, groups, input_names):
     """The bundle's tensors as the golden's inputs, in declared order: a tensor per declared input,
-    a list for a tensor-list input (bundle tensors NAME[0], NAME[1], ...), None for an input the
-    case leaves absent (not in the bundle). This is the one place that knows those conventions."""
+    a list for a tensor-list input, None for an input the case leaves absent. A version 2 bundle
+    says which is which (groups); in a version 1 bundle tensors named NAME[0], NAME[1], ... form
+    list NAME and a declared input without tensors is absent."""
+    if groups:
+        by_group = {name: (kind, tensors[first:first + count]) for name, kind, first, count in groups}
+        names = input_names or [g[0] for g in groups]
+        grouped = []
+        for name in names:
+            kind, members = by_group.get(name, ("absent", []))
+            grouped.append(None if kind == "absent" else list(members) if kind == "list" else members[0])
+        return grouped
     by_name, lists = {}, {}
     for t in tensors:
         m = re.fullmatch(r"(.+)\[(\d+)\]", t[0])
@@ -268,10 +291,11 @@ def main():
         torch.manual_seed(0)  # a golden that draws random numbers still gives one answer
         module = load_module(args.golden)
         fn, oracle, bench, _ = pick_function(module, args.function, args.golden)
-        attrs, raw = read_bundle(args.inputs)
+        attrs, raw, groups = read_bundle(args.inputs)
         declared = [n for n in args.input_names.split(",") if n]
-        grouped = group_inputs(raw, declared)
-        input_names = declared or [g[0][0].split("[")[0] if isinstance(g, list) else g[0] for g in grouped]
+        grouped = group_inputs(raw, groups, declared)
+        input_names = declared or ([g[0] for g in groups] if groups else
+                                   [t[0].split("[")[0] for t in raw if not t[0].endswith("]") or t[0].endswith("[0]")])
         inputs = [None if g is None else [to_tensor(torch, *t) for t in g] if isinstance(g, list)
                   else to_tensor(torch, *g) for g in grouped]
         output_names = [n for n in args.output_names.split(",") if n]

@@ -8,6 +8,9 @@
 #include "judge/golden.h"
 #include "judge/python_golden.h"
 #include "util/fs.h"
+#include "util/process.h"
+
+#include <temper/bundle.h>
 
 #include <gtest/gtest.h>
 
@@ -216,6 +219,68 @@ INSTANTIATE_TEST_SUITE_P(Tasks, OfficialGolden,
                              if (ch == '/') ch = '_';
                            return name;
                          });
+
+// Writes a bundle by hand: version 2 with `list` and `absent` lines when `grouped`, else version
+// 1 with the list elements only named NAME[k]. Tensors are float32 of the given shapes.
+void write_gru_bundle(const fs::path& path, bool grouped) {
+  struct T {
+    std::string name;
+    std::vector<int64_t> shape;
+  };
+  const std::vector<T> tensors = {{"x", {5, 2, 32}}, {"weight_ih[0]", {48, 32}}, {"weight_hh[0]", {48, 16}},
+                                  {"bias_ih[0]", {48}}, {"bias_hh[0]", {48}}};
+  std::string header = grouped ? "TEMPER-BUNDLE 2\n" : "TEMPER-BUNDLE 1\n";
+  header += "attr inputSize int 32\nattr hiddenSize int 16\n";
+  std::string data;
+  uint32_t state = 12345;
+  for (const auto& t : tensors) {
+    if (grouped && t.name != "x") header += "list " + t.name.substr(0, t.name.find('[')) + " 1\n";
+    int64_t n = 1;
+    for (int64_t d : t.shape) n *= d;
+    header += "tensor " + t.name + " float32 " + std::to_string(t.shape.size());
+    for (int64_t d : t.shape) header += " " + std::to_string(d);
+    header += " " + std::to_string(data.size()) + " " + std::to_string(n * 4) + "\n";
+    for (int64_t i = 0; i < n; ++i) {
+      state = state * 1664525u + 1013904223u;
+      float v = static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+      data.append(reinterpret_cast<const char*>(&v), 4);
+    }
+    data.resize((data.size() + 63) / 64 * 64, '\0');
+  }
+  if (grouped) header += "absent h0\n";
+  header += "end\n";
+  header.resize((header.size() + 63) / 64 * 64, '\0');
+  std::ofstream(path, std::ios::binary) << header << data;
+}
+
+// Tensor lists and absent optional inputs (issue 20, item 1's bundle version 2) reach a golden as
+// a list and as the parameter's default: GRU's weights are lists, h0 is absent. The version 1
+// spelling (elements named NAME[k], the absent input missing) gives the same bytes.
+TEST(PythonGolden, RunnerTakesTensorListsAndAbsentInputs) {
+  REQUIRE_OFFICIAL_AND_TORCH();
+  auto py = find_golden_python(golden_runner_script().parent_path() / "requirements.txt");
+  util::TempDir dir;
+  std::vector<std::string> outputs;
+  for (bool grouped : {true, false}) {
+    fs::path in = dir.path() / "in.bundle";
+    write_gru_bundle(in, grouped);
+    std::string tag = grouped ? "v2" : "v1";
+    util::Command cmd;
+    cmd.argv = {py->string(), golden_runner_script().string(), "--golden", (kOfficial / "level4" / "gru" / "golden.py").string(),
+                "--function", "gru", "--input-names=x,weight_ih,weight_hh,bias_ih,bias_hh,h0", "--output-names=y,hn",
+                in.string(), (dir.path() / (tag + ".fp64")).string(), (dir.path() / (tag + ".lowp")).string()};
+    cmd.timeout = std::chrono::seconds(120);
+    auto r = util::default_process_runner().run(cmd);
+    ASSERT_TRUE(r.ok()) << tag << ": " << r.describe() << "\n" << r.output;
+    temper_bundle::Bundle out;
+    ASSERT_EQ(temper_bundle::read_bundle((dir.path() / (tag + ".fp64")).string(), out), "");
+    ASSERT_EQ(out.tensors.size(), 2u);
+    EXPECT_EQ(out.tensors[0].shape, (std::vector<int64_t>{5, 2, 16}));
+    EXPECT_EQ(out.tensors[1].shape, (std::vector<int64_t>{1, 2, 16}));
+    outputs.push_back(std::string(out.tensors[0].bytes.begin(), out.tensors[0].bytes.end()));
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+}
 
 // temper's own GQA task has a C++ fp64 golden; the official golden.py must agree with it to
 // float64 rounding on the same inputs.
