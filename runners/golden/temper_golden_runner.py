@@ -245,9 +245,9 @@ def convert(torch, inputs, target):
 def flatten_outputs(result, output_names):
     """[(name, tensor)] from what the golden returned: a tensor, or a tuple with one entry per
     declared output; a list entry is a tensor-list output (NAME[0], NAME[1], ...)."""
-    values = list(result) if isinstance(result, tuple) else [result]
-    if len(values) == 1 and isinstance(result, list) and len(output_names) == 1:
-        values = [result]
+    # A list is one tensor-list output when the task declares one output, else one value per output.
+    several = isinstance(result, tuple) or (isinstance(result, list) and len(output_names) > 1)
+    values = list(result) if several else [result]
     # Fewer values than declared outputs: the trailing ones are optional outputs this case leaves
     # absent (unique without return_inverse); more is an error.
     if output_names and len(values) > len(output_names):
@@ -256,6 +256,8 @@ def flatten_outputs(result, output_names):
     names = output_names or [f"out{k}" for k in range(len(values))]
     flat = []
     for name, v in zip(names, values):
+        if v is None:  # an optional output this case does not produce
+            continue
         if isinstance(v, (list, tuple)):
             flat += [(f"{name}[{k}]", t) for k, t in enumerate(v)]
         else:
