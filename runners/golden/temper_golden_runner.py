@@ -275,6 +275,58 @@ def is_dtype_refusal(e):
     return "not implemented for" in text or "expected scalar type" in text or "dtype" in text.lower()
 
 
+def golden_one(torch, functions, declared, output_names, in_path, fp64_path, lowp_path):
+    """One input bundle: the same-precision run, the fp64 golden, both output bundles."""
+    fn, oracle, bench = functions
+    attrs, raw, groups = read_bundle(in_path)
+    grouped = group_inputs(raw, groups, declared)
+    input_names = declared or ([g[0] for g in groups] if groups else
+                               [t[0].split("[")[0] for t in raw if not t[0].endswith("]") or t[0].endswith("[0]")])
+    inputs = [None if g is None else [to_tensor(torch, *t) for t in g] if isinstance(g, list)
+              else to_tensor(torch, *g) for g in grouped]
+
+    # The same-precision run first: its dtypes are the dtypes the candidate must produce. A CPU
+    # kernel missing for a half type falls back to float32, rounded to the case's dtype below.
+    lowp_precision = "case"
+    try:
+        lowp = flatten_outputs(run(torch, bench or fn, inputs, input_names, attrs, None), output_names)
+    except (RuntimeError, TypeError) as e:
+        if not is_dtype_refusal(e):
+            raise
+        lowp_precision = "float32"
+        lowp = flatten_outputs(run(torch, bench or fn, inputs, input_names, attrs, torch.float32), output_names)
+        case_dtype = next((t.dtype for t in (x[0] if isinstance(x, list) else x for x in inputs)
+                           if t is not None and t.is_floating_point()), torch.float32)
+        lowp = [(n, t.to(case_dtype) if t.is_floating_point() else t) for n, t in lowp]
+
+    # The fp64 golden; an operator without float64 CPU kernels runs in float32 (recorded).
+    precision = "float64"
+    try:
+        gold = flatten_outputs(run(torch, oracle or fn, inputs, input_names, attrs, torch.float64), output_names)
+    except (RuntimeError, TypeError) as e:
+        if not is_dtype_refusal(e):
+            raise
+        precision = "float32"
+        gold = flatten_outputs(run(torch, oracle or fn, inputs, input_names, attrs, torch.float32), output_names)
+
+    if len(gold) != len(lowp):
+        raise GoldenError("the fp64 and same-precision runs returned different numbers of outputs")
+    fp64_tensors, lowp_tensors, dtypes = [], [], {}
+    for (name, g), (lname, l) in zip(gold, lowp):
+        if not isinstance(g, torch.Tensor) or not isinstance(l, torch.Tensor):
+            raise GoldenError(f"output {name} is a {type(g).__name__}, not a tensor")
+        if name != lname or list(g.shape) != list(l.shape):
+            raise GoldenError(f"output {name} has shape {list(g.shape)} in float64 and {list(l.shape)} "
+                              "in the case's dtype")
+        dtypes["dtype." + name] = dtype_name(torch, l.dtype)
+        for dest, t in ((fp64_tensors, g), (lowp_tensors, l)):
+            values = t.detach().to(torch.float64).contiguous().reshape(-1)
+            dest.append((name, "float64", list(t.shape), values.numpy().tobytes() if values.numel() else b""))
+    meta = dict(dtypes, **{"golden.precision": precision, "golden.lowp_precision": lowp_precision})
+    write_bundle(fp64_path, meta, fp64_tensors)
+    write_bundle(lowp_path, meta, lowp_tensors)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--golden", required=True, help="the task's golden.py")
@@ -283,65 +335,21 @@ def main():
     ap.add_argument("--input-names", default="", help="the declared inputs, comma-separated, in order")
     ap.add_argument("--output-names", default="", help="the declared outputs, comma-separated, in order")
     ap.add_argument("--threads", type=int, default=1, help="torch's intra-op threads")
-    ap.add_argument("inputs", help="input bundle")
-    ap.add_argument("fp64_out", help="output bundle of the fp64 golden")
-    ap.add_argument("lowp_out", help="output bundle of the same-precision run")
+    ap.add_argument("bundles", nargs="+",
+                    help="INPUT FP64_OUT LOWP_OUT, repeated: one import of torch serves every input set")
     args = ap.parse_args()
+    if len(args.bundles) % 3:
+        ap.error("bundles come in threes: INPUT FP64_OUT LOWP_OUT")
     try:
         import torch
         torch.set_num_threads(max(1, args.threads))
-        torch.manual_seed(0)  # a golden that draws random numbers still gives one answer
         module = load_module(args.golden)
         fn, oracle, bench, _ = pick_function(module, args.function, args.golden)
-        attrs, raw, groups = read_bundle(args.inputs)
         declared = [n for n in args.input_names.split(",") if n]
-        grouped = group_inputs(raw, groups, declared)
-        input_names = declared or ([g[0] for g in groups] if groups else
-                                   [t[0].split("[")[0] for t in raw if not t[0].endswith("]") or t[0].endswith("[0]")])
-        inputs = [None if g is None else [to_tensor(torch, *t) for t in g] if isinstance(g, list)
-                  else to_tensor(torch, *g) for g in grouped]
         output_names = [n for n in args.output_names.split(",") if n]
-
-        # The same-precision run first: its dtypes are the dtypes the candidate must produce. A CPU
-        # kernel missing for a half type falls back to float32, rounded to the case's dtype below.
-        lowp_precision = "case"
-        try:
-            lowp = flatten_outputs(run(torch, bench or fn, inputs, input_names, attrs, None), output_names)
-        except (RuntimeError, TypeError) as e:
-            if not is_dtype_refusal(e):
-                raise
-            lowp_precision = "float32"
-            lowp = flatten_outputs(run(torch, bench or fn, inputs, input_names, attrs, torch.float32), output_names)
-            case_dtype = next((t.dtype for t in (x[0] if isinstance(x, list) else x for x in inputs)
-                               if t is not None and t.is_floating_point()), torch.float32)
-            lowp = [(n, t.to(case_dtype) if t.is_floating_point() else t) for n, t in lowp]
-
-        # The fp64 golden; an operator without float64 CPU kernels runs in float32 (recorded).
-        precision = "float64"
-        try:
-            gold = flatten_outputs(run(torch, oracle or fn, inputs, input_names, attrs, torch.float64), output_names)
-        except (RuntimeError, TypeError) as e:
-            if not is_dtype_refusal(e):
-                raise
-            precision = "float32"
-            gold = flatten_outputs(run(torch, oracle or fn, inputs, input_names, attrs, torch.float32), output_names)
-
-        fp64_tensors, lowp_tensors, dtypes = [], [], {}
-        for (name, g), (lname, l) in zip(gold, lowp):
-            if not isinstance(g, torch.Tensor) or not isinstance(l, torch.Tensor):
-                raise GoldenError(f"output {name} is a {type(g).__name__}, not a tensor")
-            if name != lname or list(g.shape) != list(l.shape):
-                raise GoldenError(f"output {name} has shape {list(g.shape)} in float64 and {list(l.shape)} "
-                                  "in the case's dtype")
-            dtypes["dtype." + name] = dtype_name(torch, l.dtype)
-            for dest, t in ((fp64_tensors, g), (lowp_tensors, l)):
-                values = t.detach().to(torch.float64).contiguous().reshape(-1)
-                dest.append((name, "float64", list(t.shape), values.numpy().tobytes() if values.numel() else b""))
-        if len(gold) != len(lowp):
-            raise GoldenError("the fp64 and same-precision runs returned different numbers of outputs")
-        meta = dict(dtypes, **{"golden.precision": precision, "golden.lowp_precision": lowp_precision})
-        write_bundle(args.fp64_out, meta, fp64_tensors)
-        write_bundle(args.lowp_out, meta, lowp_tensors)
+        for k in range(0, len(args.bundles), 3):
+            torch.manual_seed(0)  # a golden that draws random numbers still gives one answer per input set
+            golden_one(torch, (fn, oracle, bench), declared, output_names, *args.bundles[k:k + 3])
         return 0
     except GoldenError as e:
         print(f"golden: {e}", file=sys.stderr)

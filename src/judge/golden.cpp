@@ -7,7 +7,9 @@
 
 #include <temper/bundle.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fmt/format.h>
 #include <unistd.h>
 
 namespace temper::judge {
@@ -153,19 +155,9 @@ Expected<GoldenResult> GoldenRunner::ensure(const core::Case& c, const std::vect
 Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                              const fs::path& cached, bool read) {
   util::TempDir tmp("temper-golden");
-  temper_bundle::Bundle in;
-  for (const auto& [name, value] : c.attrs) in.attrs.push_back(to_bundle_attr(name, value));
-  for (const auto& t : inputs) {
-    temper_bundle::Tensor bt;
-    bt.name = t.spec.name;
-    bt.dtype = std::string(core::dtype_name(t.spec.dtype));
-    bt.shape = t.spec.shape;
-    bt.bytes.assign(t.buffer.data(), t.buffer.data() + t.spec.bytes());
-    in.tensors.push_back(std::move(bt));
-  }
   fs::path in_file = tmp.path() / "inputs.bundle";
   fs::path out_file = tmp.path() / "outputs.bundle";
-  if (std::string err = temper_bundle::write_bundle(in_file.string(), in); !err.empty()) return fail("{}", err);
+  TEMPER_TRY(write_inputs(c, inputs, in_file));
 
   const int other = 1 - k;
   const fs::path other_cached = m_python ? cached_path(key(c, inputs, other == 0 ? GoldenPrecision::Fp64
@@ -183,6 +175,81 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
   // most recently used within $TEMPER_GOLDEN_CACHE_MB (default 8 GiB; 0: unbounded).
   util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), cached);
   return r;
+}
+
+Status GoldenRunner::write_inputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                  const fs::path& file) const {
+  temper_bundle::Bundle in;
+  for (const auto& [name, value] : c.attrs) in.attrs.push_back(to_bundle_attr(name, value));
+  for (const auto& t : inputs) {
+    temper_bundle::Tensor bt;
+    bt.name = t.spec.name;
+    bt.dtype = std::string(core::dtype_name(t.spec.dtype));
+    bt.shape = t.spec.shape;
+    bt.bytes.assign(t.buffer.data(), t.buffer.data() + t.spec.bytes());
+    in.tensors.push_back(std::move(bt));
+  }
+  if (std::string err = temper_bundle::write_bundle(file.string(), in); !err.empty()) return fail("{}", err);
+  return {};
+}
+
+Expected<std::vector<GoldenResult>> GoldenRunner::ensure_sets(
+    const core::Case& c, int count, const std::function<std::vector<core::HostTensor>(int)>& make_set,
+    bool low_precision) {
+  std::vector<GoldenResult> out(static_cast<size_t>(std::max(count, 0)));
+  if (!m_python) {
+    for (int k = 0; k < count; ++k) {
+      auto inputs = make_set(k);
+      TEMPER_TRY_ASSIGN(out[k], ensure(c, inputs, GoldenPrecision::Fp64));
+      if (low_precision) {
+        TEMPER_TRY_ASSIGN(GoldenResult lp, ensure(c, inputs, GoldenPrecision::LowPrecision));
+        out[k].seconds += lp.seconds;
+      }
+    }
+    return out;
+  }
+  if (m_exe[0].empty()) return fail("GoldenRunner::prepare() was not called");
+  util::TempDir tmp("temper-golden");
+  std::vector<std::pair<int, fs::path[2]>> misses; // set, cached fp64 and low-precision paths
+  util::Command cmd;
+  cmd.argv = m_python->argv;
+  for (int k = 0; k < count; ++k) {
+    auto inputs = make_set(k);
+    fs::path cached[2] = {cached_path(key(c, inputs, GoldenPrecision::Fp64)),
+                          cached_path(key(c, inputs, GoldenPrecision::LowPrecision))};
+    std::error_code ec;
+    bool hit = fs::is_regular_file(cached[0], ec) && (!low_precision || fs::is_regular_file(cached[1], ec));
+    if (hit) {
+      util::touch_for_lru(cached[0]);
+      if (low_precision) util::touch_for_lru(cached[1]);
+      out[k].cache_hit = true;
+      continue;
+    }
+    fs::path in_file = tmp.path() / fmt::format("in{}.bundle", k);
+    TEMPER_TRY(write_inputs(c, inputs, in_file));
+    cmd.argv.push_back(in_file.string()); // the runner takes INPUT FP64_OUT LOWP_OUT per set
+    cmd.argv.push_back((tmp.path() / fmt::format("out{}.fp64", k)).string());
+    cmd.argv.push_back((tmp.path() / fmt::format("out{}.lowp", k)).string());
+    misses.emplace_back();
+    misses.back().first = k;
+    misses.back().second[0] = cached[0];
+    misses.back().second[1] = cached[1];
+  }
+  if (misses.empty()) return out;
+  cmd.timeout = std::chrono::seconds(1800);
+  util::ProcessResult pr = m_runner.run(cmd);
+  if (!pr.ok()) {
+    return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
+  }
+  for (const auto& [k, cached] : misses) {
+    TEMPER_TRY(util::make_dirs(cached[0].parent_path()));
+    TEMPER_TRY(util::make_dirs(cached[1].parent_path()));
+    publish(tmp.path() / fmt::format("out{}.fp64", k), cached[0]);
+    publish(tmp.path() / fmt::format("out{}.lowp", k), cached[1]);
+    out[static_cast<size_t>(k)].seconds = pr.seconds / static_cast<double>(misses.size()); // one process, shared
+  }
+  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), misses.back().second[0]);
+  return out;
 }
 
 Expected<double> GoldenRunner::run_golden(const core::Case& c, const fs::path& in_file, int k, const fs::path& out_file,

@@ -13,6 +13,7 @@
 #include "util/error.h"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,14 @@ public:
   Expected<GoldenResult> ensure(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                 GoldenPrecision precision);
 
+  // ensure() for `count` input sets of one case, both precisions when `low_precision`: a Python
+  // golden computes every missing set in one process (one interpreter start and one import of
+  // torch instead of one per set); a C++ golden runs one process per set, as ensure() does.
+  // make_set(k) makes set k, called once per set and only while it is needed.
+  Expected<std::vector<GoldenResult>> ensure_sets(const core::Case& c, int count,
+                                                  const std::function<std::vector<core::HostTensor>(int)>& make_set,
+                                                  bool low_precision);
+
   double compile_seconds() const { return m_compile_seconds; }
 
 private:
@@ -62,6 +71,8 @@ private:
   // Runs the golden and caches its outputs; reads them back only when `read` is set.
   Expected<GoldenResult> compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                  const std::filesystem::path& cached, bool read);
+  Status write_inputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                      const std::filesystem::path& file) const;
   // Runs the command; a Python golden writes both precisions, and the other one is cached too.
   Expected<double> run_golden(const core::Case& c, const std::filesystem::path& in_file, int k,
                               const std::filesystem::path& out_file, const std::filesystem::path& other_cached);

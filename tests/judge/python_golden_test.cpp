@@ -228,6 +228,36 @@ INSTANTIATE_TEST_SUITE_P(Tasks, OfficialGolden,
                            return name;
                          });
 
+// The judge's golden phase: every input set of a case in one runner process, both precisions
+// cached, and a second pass all cache hits.
+TEST(PythonGolden, EnsureSetsComputesEverySetInOneProcess) {
+  REQUIRE_OFFICIAL_AND_TORCH();
+  auto task = core::load_task(kOfficial / "level1" / "gelu");
+  ASSERT_TRUE(task) << task.error().message;
+  const core::Case& c = smallest_case(*task);
+  auto make = [&](int t) { return core::generate_inputs(task->op, c, 99, t); };
+  GoldenFixture f;
+  GoldenRunner golden(*task, f.cache, util::default_process_runner(), f.dir.path() / "golden");
+  ASSERT_TRUE(golden.prepare());
+  auto first = golden.ensure_sets(c, 3, make, true);
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_EQ(first->size(), 3u);
+  for (const auto& g : *first) {
+    EXPECT_FALSE(g.cache_hit);
+    EXPECT_GT(g.seconds, 0);
+  }
+  for (int t = 0; t < 3; ++t) {
+    for (auto p : {GoldenPrecision::Fp64, GoldenPrecision::LowPrecision}) {
+      auto r = golden.outputs(c, make(t), p);
+      ASSERT_TRUE(r) << r.error().message;
+      EXPECT_TRUE(r->cache_hit) << "set " << t;
+    }
+  }
+  auto second = golden.ensure_sets(c, 3, make, true);
+  ASSERT_TRUE(second);
+  for (const auto& g : *second) EXPECT_TRUE(g.cache_hit);
+}
+
 // Writes a bundle by hand: version 2 with `list` and `absent` lines when `grouped`, else version
 // 1 with the list elements only named NAME[k]. Tensors are float32 of the given shapes.
 void write_gru_bundle(const fs::path& path, bool grouped) {
