@@ -8,7 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libexpected-dev libyaml-cpp-dev
   libseccomp-dev libsqlite3-dev libxxhash-dev libcsv-dev libgtest-dev libgmock-dev libbenchmark-dev
   valgrind ccache bubblewrap
-  python3
+  python3 python3-venv
   chromium  # headless, for the HTML report tests (tests/report); they skip without it
 )
 
@@ -17,7 +17,15 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# The Python goldens' environment (pinned PyTorch, outside the clone, docs/goldens.md). Without it
+# temper still builds and runs; tasks whose golden is a golden.py say how to get it, their tests skip.
+golden_venv() {
+  bash "$(dirname "${BASH_SOURCE[0]}")/setup_golden_venv.sh" ||
+    echo "setup: the golden runner's Python environment could not be installed; goldens written in Python (golden.py) stay unavailable" >&2
+}
+
 if [ "${#missing[@]}" -eq 0 ]; then
+  golden_venv
   exit 0
 fi
 
@@ -31,3 +39,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "setup: done"
+golden_venv

@@ -1,4 +1,4 @@
-// `temper task show DIR` and `temper task check DIR`.
+// `temper task show DIR` and `temper task check DIR` (`task golden` and `task init` have their own files).
 #include "cli/commands.h"
 #include "core/task_loader.h"
 
@@ -322,6 +322,9 @@ void register_task_commands(CLI::App& app, Action& action) {
   check->add_option("dir", check_args->dir, "Task directory")->required();
   check->callback(
       [check_args, &action] { action = [check_args] { return run_check(*check_args); }; });
+
+  register_task_golden_command(*task, action);
+  register_task_init_command(*task, action);
 }
 
 } // namespace temper::cli

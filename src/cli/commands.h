@@ -20,6 +20,8 @@ using Action = std::function<int()>;
 
 // Each registrar adds subcommands and sets `action` when its subcommand is the one parsed.
 void register_task_commands(CLI::App& app, Action& action);
+void register_task_golden_command(CLI::App& task, Action& action); // task golden (cmd_task_golden.cpp)
+void register_task_init_command(CLI::App& task, Action& action);   // task init (cmd_task_init.cpp)
 void register_judge_command(CLI::App& app, Action& action);
 void register_probe_command(CLI::App& app, Action& action);
 void register_seal_command(CLI::App& app, Action& action);

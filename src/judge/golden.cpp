@@ -7,7 +7,9 @@
 
 #include <temper/bundle.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fmt/format.h>
 #include <unistd.h>
 
 namespace temper::judge {
@@ -65,7 +67,16 @@ GoldenRunner::GoldenRunner(const core::Task& task, build::CompileCache& cache, u
 
 Status GoldenRunner::prepare() {
   if (m_task.config.golden.empty()) {
-    return fail("task {} has no golden: add `golden: golden.cpp` to its temper.yaml", m_task.dir.string());
+    return fail("task {} has no golden: add `golden: golden.cpp` to its temper.yaml, or a golden.py beside proto.yaml",
+                m_task.dir.string());
+  }
+  if (is_python_golden(m_task.config.golden)) {
+    TEMPER_TRY_ASSIGN(m_python, prepare_python_golden(m_task));
+    for (int k = 0; k < 2; ++k) {
+      m_exe[k] = m_python->argv[1];
+      m_exe_key[k] = m_python->key + (k == 0 ? "/fp64" : "/lowp");
+    }
+    return {};
   }
   std::vector<build::CompileRequest> reqs(2);
   for (int k = 0; k < 2; ++k) {
@@ -153,8 +164,32 @@ Expected<GoldenResult> GoldenRunner::ensure(const core::Case& c, const std::vect
 
 Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                              const fs::path& cached, bool read) {
-  std::error_code ec;
   util::TempDir tmp("temper-golden");
+  fs::path in_file = tmp.path() / "inputs.bundle";
+  fs::path out_file = tmp.path() / "outputs.bundle";
+  TEMPER_TRY(write_inputs(c, inputs, in_file));
+
+  const int other = 1 - k;
+  const fs::path other_cached = m_python && !cached.empty() ? cached_path(key(c, inputs, other == 0 ? GoldenPrecision::Fp64
+                                                                                 : GoldenPrecision::LowPrecision))
+                                         : fs::path();
+  TEMPER_TRY_ASSIGN(double seconds, run_golden(c, in_file, k, out_file, other_cached));
+  GoldenResult r;
+  if (read) {
+    TEMPER_TRY_ASSIGN(r, read_outputs(out_file));
+  }
+  r.seconds = seconds;
+  if (cached.empty()) return r; // outputs_uncached
+  TEMPER_TRY(util::make_dirs(cached.parent_path()));
+  publish(out_file, cached);
+  // Goldens of large cases are tens of MB each and every job seed adds more: the cache keeps the
+  // most recently used within $TEMPER_GOLDEN_CACHE_MB (default 8 GiB; 0: unbounded).
+  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), cached);
+  return r;
+}
+
+Status GoldenRunner::write_inputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                  const fs::path& file) const {
   temper_bundle::Bundle in;
   for (const auto& [name, value] : c.attrs) in.attrs.push_back(to_bundle_attr(name, value));
   for (const auto& t : inputs) {
@@ -174,33 +209,101 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
       in.groups.push_back(temper_bundle::Group{name, std::string(core::input_kind_name(slot.kind)), slot.first, slot.count});
     }
   }
-  fs::path in_file = tmp.path() / "inputs.bundle";
-  fs::path out_file = tmp.path() / "outputs.bundle";
-  if (std::string err = temper_bundle::write_bundle(in_file.string(), in); !err.empty()) return fail("{}", err);
+  if (std::string err = temper_bundle::write_bundle(file.string(), in); !err.empty()) return fail("{}", err);
+  return {};
+}
 
+Expected<std::vector<GoldenResult>> GoldenRunner::ensure_sets(
+    const core::Case& c, int count, const std::function<std::vector<core::HostTensor>(int)>& make_set,
+    bool low_precision) {
+  std::vector<GoldenResult> out(static_cast<size_t>(std::max(count, 0)));
+  if (!m_python) {
+    for (int k = 0; k < count; ++k) {
+      auto inputs = make_set(k);
+      TEMPER_TRY_ASSIGN(out[k], ensure(c, inputs, GoldenPrecision::Fp64));
+      if (low_precision) {
+        TEMPER_TRY_ASSIGN(GoldenResult lp, ensure(c, inputs, GoldenPrecision::LowPrecision));
+        out[k].seconds += lp.seconds;
+      }
+    }
+    return out;
+  }
+  if (m_exe[0].empty()) return fail("GoldenRunner::prepare() was not called");
+  util::TempDir tmp("temper-golden");
+  std::vector<std::pair<int, fs::path[2]>> misses; // set, cached fp64 and low-precision paths
   util::Command cmd;
-  cmd.argv = {m_exe[k].string(), in_file.string(), out_file.string()};
+  cmd.argv = m_python->argv;
+  for (int k = 0; k < count; ++k) {
+    auto inputs = make_set(k);
+    fs::path cached[2] = {cached_path(key(c, inputs, GoldenPrecision::Fp64)),
+                          cached_path(key(c, inputs, GoldenPrecision::LowPrecision))};
+    std::error_code ec;
+    bool hit = fs::is_regular_file(cached[0], ec) && (!low_precision || fs::is_regular_file(cached[1], ec));
+    if (hit) {
+      util::touch_for_lru(cached[0]);
+      if (low_precision) util::touch_for_lru(cached[1]);
+      out[k].cache_hit = true;
+      continue;
+    }
+    fs::path in_file = tmp.path() / fmt::format("in{}.bundle", k);
+    TEMPER_TRY(write_inputs(c, inputs, in_file));
+    cmd.argv.push_back(in_file.string()); // the runner takes INPUT FP64_OUT LOWP_OUT per set
+    cmd.argv.push_back((tmp.path() / fmt::format("out{}.fp64", k)).string());
+    cmd.argv.push_back((tmp.path() / fmt::format("out{}.lowp", k)).string());
+    misses.emplace_back();
+    misses.back().first = k;
+    misses.back().second[0] = cached[0];
+    misses.back().second[1] = cached[1];
+  }
+  if (misses.empty()) return out;
   cmd.timeout = std::chrono::seconds(1800);
   util::ProcessResult pr = m_runner.run(cmd);
   if (!pr.ok()) {
     return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
   }
-  GoldenResult r;
-  if (read) {
-    TEMPER_TRY_ASSIGN(r, read_outputs(out_file));
+  for (const auto& [k, cached] : misses) {
+    TEMPER_TRY(util::make_dirs(cached[0].parent_path()));
+    TEMPER_TRY(util::make_dirs(cached[1].parent_path()));
+    publish(tmp.path() / fmt::format("out{}.fp64", k), cached[0]);
+    publish(tmp.path() / fmt::format("out{}.lowp", k), cached[1]);
+    out[static_cast<size_t>(k)].seconds = pr.seconds / static_cast<double>(misses.size()); // one process, shared
   }
-  r.seconds = pr.seconds;
-  if (cached.empty()) return r;
-  TEMPER_TRY(util::make_dirs(cached.parent_path()));
+  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), misses.back().second[0]);
+  return out;
+}
+
+Expected<double> GoldenRunner::run_golden(const core::Case& c, const fs::path& in_file, int k, const fs::path& out_file,
+                                          const fs::path& other_cached) {
+  util::Command cmd;
+  fs::path other_file = out_file.parent_path() / "other.bundle";
+  if (m_python) {
+    // One process writes both precisions: importing torch costs more than most cases' golden.
+    cmd.argv = m_python->argv;
+    cmd.argv.push_back(in_file.string());
+    cmd.argv.push_back((k == 0 ? out_file : other_file).string());
+    cmd.argv.push_back((k == 0 ? other_file : out_file).string());
+  } else {
+    cmd.argv = {m_exe[k].string(), in_file.string(), out_file.string()};
+  }
+  cmd.timeout = std::chrono::seconds(1800);
+  util::ProcessResult pr = m_runner.run(cmd);
+  if (!pr.ok()) {
+    return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
+  }
+  if (m_python && !other_cached.empty()) {
+    if (util::make_dirs(other_cached.parent_path())) publish(other_file, other_cached);
+  }
+  return pr.seconds;
+}
+
+// Caching is best effort: a copy under a private name, then one rename; the result stands either way.
+void GoldenRunner::publish(const fs::path& file, const fs::path& cached) {
+  std::error_code ec;
   fs::path staged = cached;
   staged += ".tmp." + std::to_string(::getpid());
-  fs::copy_file(out_file, staged, fs::copy_options::overwrite_existing, ec);
+  fs::copy_file(file, staged, fs::copy_options::overwrite_existing, ec);
   if (!ec) fs::rename(staged, cached, ec);
-  if (ec) fs::remove(staged, ec); // caching is best effort; the result stands
-  // Goldens of large cases are tens of MB each and every job seed adds more: the cache keeps the
-  // most recently used within $TEMPER_GOLDEN_CACHE_MB (default 8 GiB; 0: unbounded).
-  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), cached);
-  return r;
+  if (ec) fs::remove(staged, ec);
 }
 
 } // namespace temper::judge

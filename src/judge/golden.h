@@ -1,16 +1,20 @@
 // Golden outputs: the task's golden compiled as an executable (fp64, and a low-precision build
-// for the standards that compare against a same-precision computation), run in its own process
+// for the standards that compare against a same-precision computation), or its golden.py run by
+// the Python golden runner (python_golden.h: one process writes both), run in its own process
 // on the judge's inputs, results cached on disk by content key.
 // Goldens are trusted task code, but they still run out of process so a faulty one is an error
 // message, not a crash of temper.
 #pragma once
 
 #include "build/compile_cache.h"
+#include "judge/python_golden.h"
 #include "core/task.h"
 #include "core/tensor.h"
 #include "util/error.h"
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +40,8 @@ public:
   GoldenRunner(const core::Task& task, build::CompileCache& cache, util::ProcessRunner& runner,
                std::filesystem::path cache_dir);
 
-  // Compiles both builds (cached). Errors name the golden file and carry compiler output.
+  // Compiles both builds (cached), or for a golden.py checks it can run here (no torch_npu, the
+  // runner's environment). Errors name the golden file and say what to fix.
   Status prepare();
 
   // The golden outputs for one case on `inputs`: from the cache (keyed by the golden build,
@@ -55,6 +60,14 @@ public:
   Expected<GoldenResult> ensure(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                 GoldenPrecision precision);
 
+  // ensure() for `count` input sets of one case, both precisions when `low_precision`: a Python
+  // golden computes every missing set in one process (one interpreter start and one import of
+  // torch instead of one per set); a C++ golden runs one process per set, as ensure() does.
+  // make_set(k) makes set k, called once per set and only while it is needed.
+  Expected<std::vector<GoldenResult>> ensure_sets(const core::Case& c, int count,
+                                                  const std::function<std::vector<core::HostTensor>(int)>& make_set,
+                                                  bool low_precision);
+
   double compile_seconds() const { return m_compile_seconds; }
 
 private:
@@ -64,6 +77,12 @@ private:
   // `read` is set.
   Expected<GoldenResult> compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                  const std::filesystem::path& cached, bool read);
+  Status write_inputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                      const std::filesystem::path& file) const;
+  // Runs the command; a Python golden writes both precisions, and the other one is cached too.
+  Expected<double> run_golden(const core::Case& c, const std::filesystem::path& in_file, int k,
+                              const std::filesystem::path& out_file, const std::filesystem::path& other_cached);
+  static void publish(const std::filesystem::path& file, const std::filesystem::path& cached);
 
   const core::Task& m_task;
   build::CompileCache& m_cache;
@@ -71,6 +90,7 @@ private:
   std::filesystem::path m_cache_dir;
   std::filesystem::path m_exe[2];
   std::string m_exe_key[2];
+  std::optional<PythonGolden> m_python; // set when the golden is a golden.py
   double m_compile_seconds = 0;
 };
 

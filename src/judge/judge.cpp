@@ -318,23 +318,16 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   parallel_for(cases.size(), jobs, [&](size_t i) {
     CaseResult& r = report.cases[i];
     if (r.status != CaseStatus::Passed) return; // COMPILE_ERROR or REJECTED_CHEAT: nothing runs
-    for (int t = 0; t < trials; ++t) {
-      auto inputs = core::generate_inputs(task.op, *cases[i], job_seed, t);
-      auto g = golden.ensure(*cases[i], inputs, GoldenPrecision::Fp64);
-      if (g) {
-        r.golden_seconds += g->seconds;
-        r.golden_cache_hits += g->cache_hit ? 1 : 0;
-      }
-      if (g && low_precision) {
-        auto lp = golden.ensure(*cases[i], inputs, GoldenPrecision::LowPrecision);
-        if (!lp) g = tl::unexpected(lp.error());
-        else r.golden_seconds += lp->seconds;
-      }
-      if (!g) {
-        std::lock_guard lock(err_mu);
-        if (!first_error) first_error = g.error();
-        return;
-      }
+    auto sets = golden.ensure_sets(
+        *cases[i], trials, [&](int t) { return core::generate_inputs(task.op, *cases[i], job_seed, t); }, low_precision);
+    if (!sets) {
+      std::lock_guard lock(err_mu);
+      if (!first_error) first_error = sets.error();
+      return;
+    }
+    for (const GoldenResult& g : *sets) {
+      r.golden_seconds += g.seconds;
+      r.golden_cache_hits += g.cache_hit ? 1 : 0;
     }
     progress.status(fmt::format("golden outputs: case {} done ({}/{})", cases[i]->id, ++goldens_done, cases.size()));
   });

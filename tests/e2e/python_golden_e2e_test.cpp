@@ -1,0 +1,104 @@
+// `temper judge` on a task whose golden is CANN-Bench's golden.py: the bundled SwiGLU task's
+// official files without temper.yaml, with the official level1/swi_glu golden.py (skipped without
+// ../shared or without the golden environment scripts/setup.sh makes). The correct kernel passes
+// and the one that leaves row tails unwritten fails, on the same case, as with the C++ golden.
+#include "judge/python_golden.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace temper;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSource = TEMPER_SOURCE_DIR;
+const fs::path kBinary = fs::path(TEMPER_BINARY_DIR) / "temper";
+const fs::path kOfficial = kSource / ".." / "shared" / "cann-bench" / "tasks";
+
+util::ProcessResult temper_cli(std::vector<std::string> args) {
+  util::Command cmd;
+  cmd.argv = {kBinary.string()};
+  cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
+  cmd.timeout = std::chrono::seconds(300);
+  return util::default_process_runner().run(cmd);
+}
+
+// The bundled SwiGLU task's official files, without temper.yaml, in `root`/swi_glu.
+fs::path official_files_only(const fs::path& root) {
+  fs::path task = root / "swi_glu";
+  fs::create_directories(task);
+  for (const char* f : {"proto.yaml", "cases.yaml", "desc.md"}) fs::copy_file(kSource / "tasks" / "swi_glu" / f, task / f);
+  return task;
+}
+
+std::string case_status(const fs::path& task, const std::string& candidate, const std::string& case_id,
+                        std::string& output) {
+  util::TempDir dir("temper-e2e");
+  fs::path json = dir.path() / "report.json";
+  util::Command cmd;
+  cmd.argv = {kBinary.string(), "judge", task.string(), (kSource / candidate).string(), "--json", json.string(),
+              "--quiet", "--cases", case_id};
+  cmd.timeout = std::chrono::seconds(300);
+  auto r = util::default_process_runner().run(cmd);
+  output = r.output;
+  auto text = util::read_file(json);
+  if (!text) return "<no report>";
+  auto report = nlohmann::json::parse(*text);
+  return report["cases"].empty() ? "<no case>" : report["cases"][0].value("status", "<none>");
+}
+
+} // namespace
+
+TEST(PythonGoldenE2E, JudgesAgainstTheOfficialGoldenPyWithoutTemperYaml) {
+  if (!fs::exists(kOfficial)) GTEST_SKIP() << "../shared/cann-bench is not present";
+  auto py = judge::find_golden_python(judge::golden_runner_script().parent_path() / "requirements.txt");
+  if (!py) GTEST_SKIP() << "no golden environment: " << py.error().message;
+
+  util::TempDir root;
+  fs::path task = official_files_only(root.path());
+  fs::copy_file(kOfficial / "level1" / "swi_glu" / "golden.py", task / "golden.py");
+
+  std::string out;
+  // Case 9: bfloat16 rows of 7 output elements, all of them the unwritten tail for wrong_tail.
+  EXPECT_EQ(case_status(task, "tests/fixtures/swi_glu/correct_fast.cpp", "9", out), "PASSED") << out;
+  EXPECT_EQ(case_status(task, "tests/fixtures/swi_glu/wrong_tail.cpp", "9", out), "INCORRECT_NUMERICAL") << out;
+}
+
+TEST(PythonGoldenE2E, TaskGoldenRunsTheGoldenPyAndSaysWhatItReturned) {
+  if (!fs::exists(kOfficial)) GTEST_SKIP() << "../shared/cann-bench is not present";
+  auto py = judge::find_golden_python(judge::golden_runner_script().parent_path() / "requirements.txt");
+  if (!py) GTEST_SKIP() << "no golden environment: " << py.error().message;
+  util::TempDir root;
+  fs::path task = official_files_only(root.path());
+  fs::copy_file(kOfficial / "level1" / "swi_glu" / "golden.py", task / "golden.py");
+  auto r = temper_cli({"task", "golden", task.string(), "--cases", "9", "--json"});
+  ASSERT_TRUE(r.ok()) << r.output;
+  auto doc = nlohmann::json::parse(r.output);
+  EXPECT_EQ(doc["schema_version"], 1);
+  ASSERT_EQ(doc["cases"].size(), 1u);
+  EXPECT_TRUE(doc["cases"][0]["ok"].get<bool>()) << r.output;
+  EXPECT_EQ(doc["cases"][0]["outputs"], "output bfloat16 [363, 367, 7]") << r.output;
+}
+
+TEST(PythonGoldenE2E, TaskInitWritesALoadableTemperYamlAndLeavesTheOfficialFilesAlone) {
+  util::TempDir root;
+  fs::path task = official_files_only(root.path());
+  std::ofstream(task / "golden.py") << "import torch\n\ndef swi_glu(input, dim=-1):\n    return input\n";
+  auto proto_before = util::read_file(task / "proto.yaml");
+  auto r = temper_cli({"task", "init", task.string()});
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_NE(r.output.find("golden golden.py, tolerance cann-bench"), std::string::npos) << r.output;
+  auto yaml = util::read_file(task / "temper.yaml");
+  ASSERT_TRUE(yaml);
+  EXPECT_NE(yaml->find("schema_version: 1"), std::string::npos);
+  EXPECT_NE(yaml->find("# reference:"), std::string::npos);
+  EXPECT_EQ(*util::read_file(task / "proto.yaml"), *proto_before);
+  EXPECT_TRUE(temper_cli({"task", "check", task.string()}).ok());
+  auto again = temper_cli({"task", "init", task.string()});
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+}
