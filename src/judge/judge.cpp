@@ -371,6 +371,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     tc.device_profiles = backend.device_profiles;
     // CUDA's and PyPTO's runtimes keep threads of their own busy: measured there, not judged.
     tc.judge_work_outside_call = backend.name == "cpu";
+    if (opt.timing->tier == "probe") tc.protocol.check_fraction = kProbeCheckFraction;
     if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
     if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
     if (!backend.protocol_compiler.empty()) {

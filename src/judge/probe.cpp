@@ -340,6 +340,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   // the same reference build on the same inputs (the job seed), so their speedups compare.
   TimingConfig tc = make_timing_config(opt.timing, task, opt.compiler, compiler_id, worker_exe, opt.call_timeout,
                                        opt.memory_limit_bytes);
+  tc.protocol.check_fraction = kProbeCheckFraction;
   TimingOptions to = opt.timing;
   to.reference = reference;
   to.tier = "probe";

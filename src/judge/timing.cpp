@@ -38,8 +38,6 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"min_input_sets", min_input_sets},
           {"content", content},
           {"idle_arm", idle_arm},
-          {"check_fraction", check_fraction},
-          {"check_confidence", check_confidence},
           {"overhead_allowance_s", rule.overhead_allowance_s},
           {"wall_limit_factor", rule.wall_limit_factor},
           {"pool_cap_bytes", pool_cap_bytes},

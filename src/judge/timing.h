@@ -52,7 +52,8 @@ struct MeasurementProtocol {
   // frozen: the worker not being timed is stopped; running: both run throughout (bench only).
   std::string idle_arm = "frozen";
   // The sampled check of timed outputs catches a kernel that is wrong on at least
-  // check_fraction of its timed calls with probability check_confidence.
+  // check_fraction of its timed calls with probability check_confidence. Not part of the
+  // recorded protocol (it changes no time); each job reports its sample size.
   double check_fraction = 0.05;
   double check_confidence = 0.99;
   StopRule rule;
@@ -98,6 +99,11 @@ struct TimingConfig {
   // reported there, not judged.
   bool judge_work_outside_call = true;
 };
+
+// The probe tier ranks variants and decides nothing: every kernel it picks is judged again at a
+// gate. Its sampled check catches a kernel wrong on 20% of its timed calls (21 re-runs), the
+// gate's on 5% (90), both with 99%.
+inline constexpr double kProbeCheckFraction = 0.20;
 
 // How many of a job's timed calls the sampled check runs again: the smallest n with
 // (1 - fraction)^n <= 1 - confidence (90 for 5% and 99%), or every call when there are fewer.
