@@ -151,10 +151,10 @@ std::string first_text(const Comparison& c) {
 
 // ---- exact -----------------------------------------------------------------------------------
 
-// Bitwise equality of the values after rounding the golden to the output dtype; NaN matches NaN.
-// Used by `exact`, by integer outputs under cann-bench, and by cann-bench with T == 0 (compare.py's
-// bit-exact path).
-void compare_exact(const OutputView& out, int64_t n, Comparison& c) {
+// Elementwise rules: element i fails when `fails(a, g)`, with g the golden rounded to the
+// output dtype. Fills the statistics and mismatches of `c` and whether every element held.
+template <typename Fails>
+void compare_each(const OutputView& out, int64_t n, Comparison& c, Fails fails) {
   struct Part {
     Stats stats;
     Failures fail;
@@ -164,8 +164,7 @@ void compare_exact(const OutputView& out, int64_t n, Comparison& c) {
       double a = out.got[i];
       double g = round_to(out.dtype, out.golden[i]);
       p.stats.add(a, g, cann_rel(a, g));
-      bool same = (std::isnan(a) && std::isnan(g)) || bits_of(a) == bits_of(g);
-      if (!same) p.fail.add(i, a, out.golden[i]);
+      if (fails(a, g)) p.fail.add(i, a, out.golden[i]);
     }
   });
   Stats stats;
@@ -175,6 +174,13 @@ void compare_exact(const OutputView& out, int64_t n, Comparison& c) {
   }
   stats.store(c);
   c.passed = c.mismatches == 0;
+}
+
+// Bitwise equality of the values after rounding the golden to the output dtype; NaN matches NaN.
+// Used by `exact`, by integer outputs under cann-bench, and by cann-bench with T == 0 (compare.py's
+// bit-exact path).
+void compare_exact(const OutputView& out, int64_t n, Comparison& c) {
+  compare_each(out, n, c, [](double a, double g) { return !((std::isnan(a) && std::isnan(g)) || bits_of(a) == bits_of(g)); });
   if (!c.passed)
     c.reason = fmt::format("{} of {} elements differ bitwise from the golden rounded to {} ({})", c.mismatches, n,
                            dtype_name(out.dtype), first_text(c));
@@ -183,25 +189,7 @@ void compare_exact(const OutputView& out, int64_t n, Comparison& c) {
 // Integer outputs under a non-zero CANN-Bench threshold: an element fails when it differs from
 // the golden (rounded to the dtype) by more than `limit`.
 void compare_integer_abs(const OutputView& out, int64_t n, double limit, Comparison& c) {
-  struct Part {
-    Stats stats;
-    Failures fail;
-  };
-  auto parts = over_blocks<Part>(n, [&](int64_t begin, int64_t end, Part& p) {
-    for (int64_t i = begin; i < end; ++i) {
-      double a = out.got[i];
-      double g = round_to(out.dtype, out.golden[i]);
-      p.stats.add(a, g, cann_rel(a, g));
-      if (!(std::fabs(a - g) <= limit)) p.fail.add(i, a, out.golden[i]);
-    }
-  });
-  Stats stats;
-  for (const Part& p : parts) {
-    stats.merge(p.stats);
-    record(c, out.shape, p.fail);
-  }
-  stats.store(c);
-  c.passed = c.mismatches == 0;
+  compare_each(out, n, c, [limit](double a, double g) { return !(std::fabs(a - g) <= limit); });
   if (!c.passed)
     c.reason = fmt::format("{} of {} elements differ from the golden rounded to {} by more than {} ({})",
                            c.mismatches, n, dtype_name(out.dtype), limit, first_text(c));
