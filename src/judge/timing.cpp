@@ -115,10 +115,31 @@ uint64_t hash_outputs(const backend::SharedArena& arena) {
   return h;
 }
 
-// The values of one call, and a hash of them.
+// The values of one call; their hash only where the sampled check needs it (copy_of).
 struct CallValues {
   std::vector<core::HostTensor> inputs;
   uint64_t hash = 0;
+};
+
+// While alive, the calling thread (and the threads it starts) may run on `cpus` again: the judge
+// pins itself to the workers' CPUs while it measures, and the values of a call are generated
+// between calls, when neither worker runs, by as many threads as the process may use.
+class WidenedAffinity {
+public:
+  explicit WidenedAffinity(const cpu_set_t& cpus) {
+    if (::pthread_getaffinity_np(::pthread_self(), sizeof m_saved, &m_saved) != 0) return;
+    if (CPU_EQUAL(&m_saved, &cpus)) return;
+    m_active = ::pthread_setaffinity_np(::pthread_self(), sizeof cpus, &cpus) == 0;
+  }
+  ~WidenedAffinity() {
+    if (m_active) ::pthread_setaffinity_np(::pthread_self(), sizeof m_saved, &m_saved);
+  }
+  WidenedAffinity(const WidenedAffinity&) = delete;
+  WidenedAffinity& operator=(const WidenedAffinity&) = delete;
+
+private:
+  cpu_set_t m_saved{};
+  bool m_active = false;
 };
 
 // The values of a job's calls, generated on demand from the job seed and the call's content id
@@ -131,6 +152,8 @@ public:
         // Apart from the correctness trials of the same seed: a timing job never repeats them.
         m_seed(core::derive_seed(job_seed, c.id, -1, -1)) {
     m_slots.resize(static_cast<size_t>(fresh ? 2 : m_pool_sets));
+    CPU_ZERO(&m_cpus);
+    if (::pthread_getaffinity_np(::pthread_self(), sizeof m_cpus, &m_cpus) != 0) CPU_ZERO(&m_cpus);
   }
 
   // The values for content id `content`.
@@ -141,11 +164,12 @@ public:
     Slot& slot = *std::min_element(m_slots.begin(), m_slots.end(), [](const Slot& a, const Slot& b) { return a.used < b.used; });
     const util::SteadyClock clock;
     const double t0 = clock.now();
-    if (!slot.filled) slot.data.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
-    else core::regenerate_inputs(slot.data.inputs, m_case, m_seed, values);
-    uint64_t h = 0;
-    for (const auto& t : slot.data.inputs) h = util::hash64(t.buffer.data(), t.spec.bytes(), h);
-    slot.data.hash = h;
+    {
+      std::optional<WidenedAffinity> wide;
+      if (CPU_COUNT(&m_cpus) > 0) wide.emplace(m_cpus);
+      if (!slot.filled) slot.data.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
+      else core::regenerate_inputs(slot.data.inputs, m_case, m_seed, values);
+    }
     slot.values = values;
     slot.filled = true;
     slot.used = ++m_tick;
@@ -155,7 +179,8 @@ public:
 
   const std::vector<core::HostTensor>& any() { return get(0).inputs; }
 
-  // The values of `content` in buffers of their own (the sampled check holds several at once).
+  // The values of `content` in buffers of their own, with their hash (the sampled check holds
+  // several at once).
   CallValues copy_of(int content) {
     const int values = m_fresh ? content : content % m_pool_sets;
     CallValues v;
@@ -180,13 +205,13 @@ private:
   std::vector<Slot> m_slots;
   uint64_t m_tick = 0;
   double m_seconds = 0;
+  cpu_set_t m_cpus; // the CPUs the judge may use, before it pins itself
 };
 
 // One timed call as the judge remembers it for the sampled check.
 struct TimedCall {
   int content = 0;
   int slot = 0;
-  uint64_t inputs_hash = 0;
   uint64_t outputs_hash = 0;
 };
 
@@ -261,7 +286,7 @@ public:
     out.round_trip_seconds = r.round_trip_seconds;
     if (m_hash) {
       t = clock.now();
-      m_calls.push_back({call.content, call.input_set, values.hash, hash_outputs(m_arena)});
+      m_calls.push_back({call.content, call.input_set, hash_outputs(m_arena)});
       out.judge_seconds += clock.now() - t;
     }
     return out;
@@ -383,10 +408,12 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   }
   std::map<uint64_t, std::vector<const TimedCall*>> by_output;
   for (const auto& call : calls) by_output[call.outputs_hash].push_back(&call);
-  auto remembered = [&](const TimedCall& call) -> const TimedCall* {
+  // Only on a failing call: the values of another call with the same output are generated
+  // again to see whether they differ (inputs that are constant repeat).
+  auto remembered = [&](const TimedCall& call, uint64_t values_hash) -> const TimedCall* {
     if (call.outputs_hash == poison) return nullptr;
     for (const TimedCall* other : by_output[call.outputs_hash])
-      if (other->inputs_hash != call.inputs_hash) return other;
+      if (other->content != call.content && content.copy_of(other->content).hash != values_hash) return other;
     return nullptr;
   };
   std::map<int, uint64_t> reference_output; // content id -> the reference's output hash
@@ -422,10 +449,6 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
     std::vector<Sampled> batch;
     while (next < order.size() && batch.size() < batch_size && out.rechecks + static_cast<int>(batch.size()) < out.check_target) {
       const TimedCall& call = calls[order[next++]];
-      if (checked.count({call.inputs_hash, call.outputs_hash})) {
-        ++out.proved_by_identity;
-        continue;
-      }
       if (auto it = reference_output.find(call.content); it != reference_output.end() && it->second == call.outputs_hash) {
         ++out.proved_by_reference;
         continue;
@@ -433,6 +456,10 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       Sampled sm;
       sm.call = &call;
       sm.values = content.copy_of(call.content);
+      if (checked.count({sm.values.hash, call.outputs_hash})) {
+        ++out.proved_by_identity;
+        continue;
+      }
       batch.push_back(std::move(sm));
     }
     if (batch.empty()) break;
@@ -462,7 +489,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         snap.emplace_back(arena.output(k), arena.output(k) + layout.outputs[k].bytes());
       uint64_t got = 0;
       for (const auto& b : snap) got = util::hash64(b.data(), b.size(), got);
-      const TimedCall* stale = remembered(call);
+      auto stale = [&] { return remembered(call, sm.values.hash) != nullptr; }; // failing calls only
       if (got != call.outputs_hash) {
         // Once more: a kernel that gives other bytes every time is nondeterministic, and then no
         // timed output can be matched to a checked one. Its measurement proves nothing, so it
@@ -476,7 +503,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
           out.check_seconds = clock.now() - t0;
           return {};
         }
-        if (stale) {
+        if (stale()) {
           return differs("a timed call's output is byte for byte the output of an earlier call on other values (a remembered "
                          "result); run again on its own values it gives other bytes",
                          kStaleOutput);
@@ -497,7 +524,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         if (!cmp.passed) why = fmt::format("a timed call's output '{}' fails the golden check: {}", go.name, cmp.reason);
       }
       if (why.empty()) {
-        checked.insert({call.inputs_hash, call.outputs_hash});
+        checked.insert({sm.values.hash, call.outputs_hash});
         continue;
       }
       // Only a failing output is watched: a thread that finishes it late shows itself once the
@@ -505,7 +532,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       cand.run_briefly(20);
       if (hash_outputs(arena) != got)
         return differs(why + "; the output changed after the call returned: the kernel left work to a thread", kDeferredWork);
-      if (stale)
+      if (stale())
         return differs(why + "; the output is byte for byte the output of an earlier call on other values (a remembered result)",
                        kStaleOutput);
       return differs(why);
