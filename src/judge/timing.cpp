@@ -121,23 +121,34 @@ struct CallValues {
   uint64_t hash = 0;
 };
 
-// While alive, the calling thread (and the threads it starts) may run on `cpus` again: the judge
-// pins itself to the workers' CPUs while it measures, and the values of a call are generated
-// between calls, when neither worker runs, by as many threads as the process may use.
-class WidenedAffinity {
+// Runs the calling thread (and the threads it starts) on a CPU set while alive, then restores
+// its affinity. Best effort: a set the thread may not use leaves it where it was (the workers'
+// own affinity is enforced). The judge pins itself to the workers' CPUs while it measures, and
+// widens back to every CPU it may use to generate a call's values between calls.
+class ScopedAffinity {
 public:
-  explicit WidenedAffinity(const cpu_set_t& cpus) {
-    if (::pthread_getaffinity_np(::pthread_self(), sizeof m_saved, &m_saved) != 0) return;
-    if (CPU_EQUAL(&m_saved, &cpus)) return;
-    m_active = ::pthread_setaffinity_np(::pthread_self(), sizeof cpus, &cpus) == 0;
+  explicit ScopedAffinity(const std::vector<int>& cpus) {
+    if (cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : cpus)
+      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+    apply(set);
   }
-  ~WidenedAffinity() {
+  explicit ScopedAffinity(const cpu_set_t& set) {
+    if (CPU_COUNT(&set) > 0) apply(set);
+  }
+  ~ScopedAffinity() {
     if (m_active) ::pthread_setaffinity_np(::pthread_self(), sizeof m_saved, &m_saved);
   }
-  WidenedAffinity(const WidenedAffinity&) = delete;
-  WidenedAffinity& operator=(const WidenedAffinity&) = delete;
+  ScopedAffinity(const ScopedAffinity&) = delete;
+  ScopedAffinity& operator=(const ScopedAffinity&) = delete;
 
 private:
+  void apply(const cpu_set_t& set) {
+    if (::pthread_getaffinity_np(::pthread_self(), sizeof m_saved, &m_saved) != 0 || CPU_EQUAL(&m_saved, &set)) return;
+    m_active = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
+  }
   cpu_set_t m_saved{};
   bool m_active = false;
 };
@@ -165,8 +176,7 @@ public:
     const util::SteadyClock clock;
     const double t0 = clock.now();
     {
-      std::optional<WidenedAffinity> wide;
-      if (CPU_COUNT(&m_cpus) > 0) wide.emplace(m_cpus);
+      const ScopedAffinity wide(m_cpus);
       if (!slot.filled) slot.data.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
       else core::regenerate_inputs(slot.data.inputs, m_case, m_seed, values);
     }
@@ -231,7 +241,7 @@ public:
     auto [w, loaded] = backend::Worker::start(options, m_arena);
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     m_worker = std::move(w);
-    if (loaded.ok()) settle();
+    if (loaded.ok()) idle();
     return loaded;
   }
 
@@ -247,7 +257,7 @@ public:
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     if (!loaded.ok()) return fail("the kernel no longer loads in a new worker: {}", loaded.message);
     m_worker = std::move(w);
-    settle();
+    idle();
     return {};
   }
 
@@ -320,10 +330,10 @@ public:
   const std::string& failure_reason() const { return m_failure_reason; }
 
 private:
-  void settle() {
+  // Between its commands a worker is frozen (unless the protocol keeps both running).
+  void idle() {
     if (m_freeze) m_worker->freeze();
   }
-  void idle() { settle(); }
 
   std::optional<double> other_cpu() const { return m_worker ? m_worker->other_threads_cpu_seconds() : std::nullopt; }
   void add_outside(std::optional<double> before, std::optional<double> after) {
@@ -358,29 +368,6 @@ private:
   ArmActivity m_activity;
   std::optional<backend::CallOutcome> m_failure;
   std::string m_failure_reason; // a runtime boundary check's reason code, if one stopped the arm
-};
-
-// Runs the calling thread on `cpus` while alive, then restores its affinity. Best effort: a CPU
-// set the thread may not use leaves it where it was (the workers' own affinity is enforced).
-class ScopedAffinity {
-public:
-  explicit ScopedAffinity(const std::vector<int>& cpus) {
-    if (cpus.empty() || ::pthread_getaffinity_np(::pthread_self(), sizeof m_saved, &m_saved) != 0) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int cpu : cpus)
-      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
-    m_active = ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0;
-  }
-  ~ScopedAffinity() {
-    if (m_active) ::pthread_setaffinity_np(::pthread_self(), sizeof m_saved, &m_saved);
-  }
-  ScopedAffinity(const ScopedAffinity&) = delete;
-  ScopedAffinity& operator=(const ScopedAffinity&) = delete;
-
-private:
-  cpu_set_t m_saved{};
-  bool m_active = false;
 };
 
 // The sampled check of a job's timed calls (timing.h): a secret random sample of the
