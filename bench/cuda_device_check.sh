@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# One short check of the CUDA backend on a machine with an NVIDIA GPU (docs/cuda.md): builds
-# temper (or uses a build dir that came along), probes the GPU, runs the CUDA tests, and judges
-# the tiled SwiGLU fixture against the naive one (correctness plus one short paired timing job
-# per case). Every step is printed, has a time limit and keeps going after a failure; the
-# results land in one directory:
+# One short check of the CUDA backend on a machine with an NVIDIA GPU (docs/cuda.md): uses a
+# build that came along (a pack from bench/cuda_pack.sh, or a build dir) or builds temper,
+# probes the GPU, runs the CUDA tests, measures what the judge costs per timed call
+# (bench/cuda_judge_cost.sh: all 20 SwiGLU cases, tiled against naive, one measurement and one
+# confirmation job each) and judges the task's own CUDA reference. Every step is printed, has a
+# time limit and keeps going after a failure; the results land in one directory:
 #
 #   bash bench/cuda_device_check.sh [RESULTS_DIR]     (default: $OUT if set, else bench/results/cuda-<date>)
 #
-# Sized for a few minutes on a fresh machine with 16 cores: the build is the long part.
-# Environment: BUILD_DIR (default build-device), JOBS (default nproc), CASES (default 1,2,5).
+# With a pack it needs no build and no package registry, and fits in 8 minutes.
+# Environment: BUILD_DIR (default build-pack if there, else build-device), JOBS (default nproc),
+# CASES (default all 20), HOST_CASES (the old host-copy path, for comparison: default 1,2,4).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 RESULTS="${1:-${OUT:-$ROOT/bench/results/cuda-$(date -u +%Y%m%dT%H%M%SZ)}}"
-BUILD_DIR="${BUILD_DIR:-build-device}"
+if [ -z "${BUILD_DIR:-}" ]; then
+  BUILD_DIR=build-device
+  [ -f build-pack/built-at.txt ] && BUILD_DIR=build-pack
+fi
 JOBS="${JOBS:-$(nproc 2>/dev/null || echo 4)}"
-CASES="${CASES:-1,2,5}"
+CASES="${CASES:-1-20}"
+HOST_CASES="${HOST_CASES:-1,2}"
 mkdir -p "$RESULTS"
 SUMMARY="$RESULTS/summary.txt"
 : >"$SUMMARY"
@@ -26,6 +32,19 @@ for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
   [ -x "$d/nvcc" ] && case ":$PATH:" in *":$d:"*) ;; *) PATH="$PATH:$d" ;; esac
 done
 export PATH
+
+# A pack: its libraries, and the absolute paths its executables were built for (the source tree
+# and the build directory) pointing here.
+if [ -f "$BUILD_DIR/built-at.txt" ]; then
+  export LD_LIBRARY_PATH="$ROOT/$BUILD_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  SRC_AT=$(sed -n 1p "$BUILD_DIR/built-at.txt")
+  BIN_AT=$(sed -n 2p "$BUILD_DIR/built-at.txt")
+  if [ "$SRC_AT" != "$ROOT" ] && [ ! -e "$SRC_AT" ]; then
+    mkdir -p "$(dirname "$SRC_AT")" 2>/dev/null && ln -s "$ROOT" "$SRC_AT" || echo "cannot link $SRC_AT to $ROOT: tests that read fixtures will fail"
+  fi
+  REL_BIN="${BIN_AT#$SRC_AT/}"
+  [ -e "$ROOT/$REL_BIN" ] || ln -s "$ROOT/$BUILD_DIR" "$ROOT/$REL_BIN"
+fi
 
 T0=$(date +%s)
 note() { echo "[$(($(date +%s) - T0))s] $*" | tee -a "$SUMMARY"; }
@@ -42,7 +61,7 @@ step() {
 }
 
 note "cuda_device_check in $ROOT, results in $RESULTS, git $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-step env 60 bash -c 'uname -a; nproc; free -g; nvidia-smi || echo "nvidia-smi: not available";
+step env 30 bash -c 'uname -a; nproc; free -g; nvidia-smi || echo "nvidia-smi: not available";
   for t in nvcc cmake ninja g++ clang++ pkg-config ccache; do printf "%s: " $t; command -v $t || echo missing; done;
   nvcc --version 2>/dev/null | tail -2; cmake --version 2>/dev/null | head -1; g++ --version 2>/dev/null | head -1;
   ls -l /usr/local/cuda*/lib64/libcudart.so* 2>/dev/null; ldconfig -p 2>/dev/null | grep -E "libcuda\.so|libcudart" || true'
@@ -72,20 +91,19 @@ if ! have_build; then
 fi
 
 # --- device --------------------------------------------------------------------------------
-step probe 90 "$BUILD_DIR/temper-cuda-worker" --probe
+step probe 60 "$BUILD_DIR/temper-cuda-worker" --probe
 cp "$RESULTS/probe.log" "$RESULTS/probe.json" 2>/dev/null
 
 # --- tests: the CUDA ones (they skip what this machine lacks, and say why) --------------------
-step tests 300 "$BUILD_DIR/tests/temper_unit_tests" --gtest_filter='Cuda*:PtxasResources*' \
+step tests 120 "$BUILD_DIR/tests/temper_unit_tests" --gtest_filter='Cuda*:PtxasResources*:DeviceContent*:DeviceTiming*' \
   --gtest_output="json:$RESULTS/tests.json"
 
-# --- a small paired judgement: tiled against naive --------------------------------------------
-step judge 420 "$BUILD_DIR/temper" judge tasks/swi_glu tests/fixtures/cuda/swi_glu_tiled.cu --backend cuda \
-  --cases "$CASES" --reference tests/fixtures/cuda/swi_glu_naive.cu --measure-jobs 1 --confirm-jobs 1 --cap 3 \
-  --json "$RESULTS/judge-tiled-vs-naive.json"
+# --- what the judge costs: tiled against naive, inputs made on the device, then on the host ----
+export CASES HOST_CASES LIMIT="${LIMIT:-240}" HOST_LIMIT="${HOST_LIMIT:-100}"
+step cost 360 bash bench/cuda_judge_cost.sh "$RESULTS" "$BUILD_DIR/temper"
 # The task's own CUDA reference, correctness only (cheap): the bundled baseline must pass.
-step reference 240 "$BUILD_DIR/temper" judge tasks/swi_glu tasks/swi_glu/reference.cu --backend cuda \
-  --cases "$CASES" --json "$RESULTS/judge-reference.json"
+step reference 90 "$BUILD_DIR/temper" judge tasks/swi_glu tasks/swi_glu/reference.cu --backend cuda \
+  --cases "${REFERENCE_CASES:-1,2,5}" --json "$RESULTS/judge-reference.json"
 
 note "done in $(($(date +%s) - T0)) s; results in $RESULTS"
 ls -l "$RESULTS" | tee -a "$SUMMARY"

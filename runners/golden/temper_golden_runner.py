@@ -13,6 +13,13 @@ proto.yaml's schema and passes it with the operator-name fallback); `<name>_orac
 for the fp64 run and `<name>_bench` for the same-precision run where golden.py defines them.
 
 Exit status: 0 done, 1 the golden failed (message on stderr), 2 usage, 3 the golden needs an NPU.
+
+With --serve it is instead the PyTorch reference arm of a timing job (`temper judge --reference
+torch`): a long-lived worker that speaks temper's worker protocol (src/backend/protocol.h,
+version 3; commands on fd 3, replies on fd 4, the tensor arena on fd 5), as temper-worker does for
+C++ kernels. It calls the same function in the case's dtype (the same-precision run) on the
+arena's inputs, at torch's thread count from --threads, times exactly the call (the monotonic
+clock and the thread's CPU time), and copies the outputs into the arena after the timer stops.
 """
 
 import argparse
@@ -327,6 +334,221 @@ def golden_one(torch, functions, declared, output_names, in_path, fp64_path, low
     write_bundle(lowp_path, meta, lowp_tensors)
 
 
+# --- the reference arm: a worker speaking temper's protocol ------------------------------------
+
+PROTOCOL_VERSION = 3
+CMD_FD, REPLY_FD, ARENA_FD = 3, 4, 5
+LOAD, RUN, EXIT, FLUSH = 1, 2, 3, 4
+READY, LOADED, LOAD_FAILED, DONE, FLUSHED = 10, 11, 12, 13, 14
+# temper_dtype (include/temper/kernel.h) -> name in dtype_table
+DTYPE_CODES = {0: "float32", 1: "float16", 2: "bfloat16", 3: "float64", 4: "int8", 5: "int16", 6: "int32",
+               7: "int64", 8: "uint8", 9: "bool"}
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int8": 1, "int16": 2, "int32": 4,
+               "int64": 8, "uint8": 1, "bool": 1}
+GROUP_KINDS = {0: "tensor", 1: "list", 2: "absent"}
+
+
+class Payload:
+    def __init__(self, data):
+        self.data, self.pos = data, 0
+
+    def take(self, fmt):
+        import struct
+        v = struct.unpack_from("=" + fmt, self.data, self.pos)
+        self.pos += struct.calcsize("=" + fmt)
+        return v[0]
+
+    def string(self):
+        n = self.take("I")
+        s = self.data[self.pos:self.pos + n].decode("utf-8", "replace")
+        self.pos += n
+        return s
+
+    def lst(self, fmt):
+        return [self.take(fmt) for _ in range(self.take("I"))]
+
+    def at_end(self):
+        return self.pos >= len(self.data)
+
+
+def frame(msg_type, payload=b""):
+    import struct
+    return struct.pack("=IB", len(payload) + 1, msg_type) + payload
+
+
+def pack_str(text):
+    import struct
+    b = text.encode("utf-8")
+    return struct.pack("=I", len(b)) + b
+
+
+class TorchArm:
+    """One arm of a timing job: the task's PyTorch function on the arena's tensors."""
+
+    def __init__(self, torch, fn, declared, output_names, threads):
+        import os
+        self.torch, self.fn, self.declared, self.output_names = torch, fn, declared, output_names
+        self.threads = threads
+        self.cmd = os.fdopen(CMD_FD, "rb", buffering=0)
+        self.reply = os.fdopen(REPLY_FD, "wb", buffering=0)
+        self.flush_buf = None
+
+    def read_exact(self, n):
+        out = b""
+        while len(out) < n:
+            chunk = self.cmd.read(n - len(out))
+            if not chunk:
+                return None
+            out += chunk
+        return out
+
+    def next_frame(self):
+        import struct
+        head = self.read_exact(4)
+        if head is None:
+            return None, None
+        (n,) = struct.unpack("=I", head)
+        body = self.read_exact(n)
+        if body is None or n < 1:
+            return None, None
+        return body[0], body[1:]
+
+    def view(self, desc):
+        dtype, shape, offset, nbytes = desc
+        name = DTYPE_CODES[dtype]
+        tdt = dtype_table(self.torch)[name]
+        count = nbytes // DTYPE_BYTES[name]
+        flat = self.torch.frombuffer(self.arena, dtype=tdt, count=count, offset=offset) if count else self.torch.empty(0, dtype=tdt)
+        return flat.view(shape)
+
+    def load(self, payload):
+        import mmap
+        r = Payload(payload)
+        version = r.take("I")
+        r.string()  # the artifact: this runner's function is named on its command line
+        r.take("i")
+        arena_size = r.take("Q")
+        r.take("Q")  # memory limit: Python and torch are not limited (docs/goldens.md)
+        r.take("i")  # num_threads: torch's come from --threads, the task's
+        input_sets = r.take("i")
+
+        def tensor():
+            dtype = r.take("i")
+            shape = r.lst("q")
+            r.lst("q")  # strides: row-major, as the judge lays them out
+            return dtype, shape, r.take("Q"), r.take("Q")
+
+        inputs = [tensor() for _ in range(r.take("I"))]
+        outputs = [tensor() for _ in range(r.take("I"))]
+        self.attrs = {}
+        for _ in range(r.take("I")):
+            name, kind = r.string(), r.take("i")
+            i, f, text = r.take("q"), r.take("d"), r.string()
+            ints, floats = r.lst("q"), r.lst("d")
+            self.attrs[name] = {0: i, 1: f, 2: bool(i), 3: text, 4: ints, 5: floats}.get(kind, i)
+        self.flush_bytes = r.take("Q")
+        cpus = r.lst("i")
+        groups = []
+        if not r.at_end():
+            groups = [(r.take("i"), r.take("i"), r.take("i")) for _ in range(r.take("I"))]
+        if version != PROTOCOL_VERSION:
+            raise GoldenError(f"protocol version {version}, the runner speaks {PROTOCOL_VERSION}")
+        if cpus:
+            import os
+            os.sched_setaffinity(0, cpus)
+        self.arena = mmap.mmap(ARENA_FD, arena_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        per_set = len(inputs) // max(1, input_sets)
+        self.outputs = [self.view(t) for t in outputs]
+        names = self.declared or [f"in{k}" for k in range(len(groups) or per_set)]
+        self.calls = []
+        for s in range(input_sets):
+            views = [self.view(t) for t in inputs[s * per_set:(s + 1) * per_set]]
+            if groups:
+                grouped = [None if GROUP_KINDS[kind] == "absent" else views[first:first + count] if GROUP_KINDS[kind] == "list"
+                           else views[first] for kind, first, count in groups]
+            else:
+                grouped = views
+            self.calls.append(build_params(self.fn, grouped, names, self.attrs))
+        # A CPU kernel missing for a half type: the call converts to float32 and back, as the
+        # same-precision golden does (recorded in LOADED's description).
+        self.upcast = False
+        try:
+            with self.torch.no_grad():
+                self.fn(**self.calls[0])
+        except (RuntimeError, TypeError) as e:
+            if not is_dtype_refusal(e):
+                raise
+            self.upcast = True
+
+    def call(self, params):
+        import time
+        torch = self.torch
+        if self.upcast:
+            params = {k: convert(torch, [v], torch.float32)[0] if isinstance(v, (torch.Tensor, list)) else v
+                      for k, v in params.items()}
+        with torch.no_grad():
+            c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
+            result = self.fn(**params)
+            t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
+        return result, t1 - t0, c1 - c0
+
+    def run(self, payload):
+        import struct
+        (s,) = struct.unpack_from("=i", payload)
+        result, ns, cpu_ns = self.call(self.calls[s])
+        flat = flatten_outputs(result, self.output_names)
+        if len(flat) != len(self.outputs):
+            return 1, ns, cpu_ns, f"the function returned {len(flat)} output(s), the case has {len(self.outputs)}"
+        for (name, got), want in zip(flat, self.outputs):
+            if tuple(got.shape) != tuple(want.shape):
+                return 1, ns, cpu_ns, f"output {name} has shape {list(got.shape)}, expected {list(want.shape)}"
+            want.copy_(got.detach().to(want.dtype))
+        return 0, ns, cpu_ns, ""
+
+    def flush(self):
+        if not self.flush_bytes:
+            return
+        if self.flush_buf is None:
+            self.flush_buf = self.torch.empty(self.flush_bytes, dtype=self.torch.uint8)
+        self.flush_buf.add_(1)  # reads and writes every byte, on torch's threads
+
+    def serve(self):
+        import struct
+        send = self.reply.write
+        send(frame(READY, struct.pack("=I", PROTOCOL_VERSION)))
+        t, payload = self.next_frame()
+        if t != LOAD:
+            return 0
+        try:
+            self.load(payload)
+        except GoldenError as e:
+            send(frame(LOAD_FAILED, struct.pack("=B", 1) + pack_str(str(e))))
+            return 0
+        except Exception as e:  # the task's function failed on the inputs: a reference that cannot run
+            send(frame(LOAD_FAILED, struct.pack("=B", 1) + pack_str(f"the PyTorch reference fails: {type(e).__name__}: {e}")))
+            return 0
+        # The part before ';' names the reference in reports: "torch 2.15.0, 1 threads".
+        described = f"torch {self.torch.__version__}, {self.threads} threads" + \
+                    (", in float32 (torch's CPU kernels lack the case's dtype)" if self.upcast else "") + \
+                    "; sandbox: none (the PyTorch reference is trusted code in Python)"
+        send(frame(LOADED, pack_str(described)))
+        while True:
+            t, payload = self.next_frame()
+            if t is None or t == EXIT:
+                return 0
+            if t == FLUSH:
+                self.flush()
+                send(frame(FLUSHED))
+            elif t == RUN:
+                try:
+                    status, ns, cpu_ns, message = self.run(payload)
+                except Exception as e:
+                    status, ns, cpu_ns, message = 1, 0, 0, f"{type(e).__name__}: {e}"
+                send(frame(DONE, struct.pack("=iqq", status, ns, cpu_ns) + pack_str(message)))
+            else:
+                return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--golden", required=True, help="the task's golden.py")
@@ -335,10 +557,24 @@ def main():
     ap.add_argument("--input-names", default="", help="the declared inputs, comma-separated, in order")
     ap.add_argument("--output-names", default="", help="the declared outputs, comma-separated, in order")
     ap.add_argument("--threads", type=int, default=1, help="torch's intra-op threads")
-    ap.add_argument("bundles", nargs="+",
+    ap.add_argument("--serve", action="store_true",
+                    help="be a timing job's PyTorch reference arm, speaking temper's worker protocol on fds 3-5")
+    ap.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help="with --serve: the protocol version temper speaks")
+    ap.add_argument("bundles", nargs="*",
                     help="INPUT FP64_OUT LOWP_OUT, repeated: one import of torch serves every input set")
     args = ap.parse_args()
-    if len(args.bundles) % 3:
+    if args.serve:
+        if args.protocol != PROTOCOL_VERSION:
+            print(f"golden: temper speaks protocol {args.protocol}, this runner {PROTOCOL_VERSION}", file=sys.stderr)
+            return 2
+        import torch
+        torch.set_num_threads(max(1, args.threads))
+        module = load_module(args.golden)
+        fn, _, bench, _ = pick_function(module, args.function, args.golden)
+        declared = [n for n in args.input_names.split(",") if n]
+        output_names = [n for n in args.output_names.split(",") if n]
+        return TorchArm(torch, bench or fn, declared, output_names, max(1, args.threads)).serve()
+    if not args.bundles or len(args.bundles) % 3:
         ap.error("bundles come in threes: INPUT FP64_OUT LOWP_OUT")
     try:
         import torch

@@ -32,11 +32,13 @@ Expected<CudaDevice> parse_cuda_probe(const std::string& text) {
   return d;
 }
 
-Expected<CudaDevice> probe_cuda_device(const fs::path& worker_exe, util::ProcessRunner& runner) {
+Expected<CudaDevice> probe_cuda_device(const fs::path& worker_exe, util::ProcessRunner& runner, const std::vector<std::string>& args) {
   std::error_code ec;
   if (!fs::is_regular_file(worker_exe, ec)) return fail("the CUDA worker {} is missing; rebuild temper", worker_exe.string());
   util::Command cmd;
-  cmd.argv = {worker_exe.string(), "--probe"};
+  cmd.argv = {worker_exe.string()};
+  cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
+  cmd.argv.push_back("--probe");
   cmd.timeout = std::chrono::seconds(60); // driver initialization on a cold machine takes seconds
   util::ProcessResult r = runner.run(cmd);
   if (!r.ok()) return fail("{} --probe failed ({}): {}", worker_exe.string(), r.describe(), r.output);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace temper::backend {
 
@@ -25,9 +26,10 @@ struct CudaDevice {
 // temper-cuda-worker beside the running executable, or $TEMPER_CUDA_WORKER.
 std::filesystem::path default_cuda_worker_exe();
 
-// Runs `worker_exe --probe`. A machine without a GPU is a CudaDevice with supported=false and
+// Runs `worker_exe ARGS --probe` (ARGS: the worker's --driver/--runtime). A machine without a GPU is a CudaDevice with supported=false and
 // the reason; an Error means the worker itself is missing or broken.
-Expected<CudaDevice> probe_cuda_device(const std::filesystem::path& worker_exe, util::ProcessRunner& runner);
+Expected<CudaDevice> probe_cuda_device(const std::filesystem::path& worker_exe, util::ProcessRunner& runner,
+                                       const std::vector<std::string>& args = {});
 
 // Parses the probe's JSON line (exposed for tests).
 Expected<CudaDevice> parse_cuda_probe(const std::string& text);

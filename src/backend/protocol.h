@@ -104,10 +104,21 @@ struct LoadCommand {
   // one tensor (each tensor its own input). A trailing field sent only when non-empty: frames
   // without it decode as before, so runners that never see such a case need not know it.
   std::vector<InputGroupDesc> input_groups;
+  // temper-cuda-worker only: the device-content library (docs/cuda.md, "Timed calls on the
+  // device"), a shared object that mixes inputs and hashes outputs on the device. A trailing
+  // field sent only when non-empty (input_groups, possibly empty, is then sent before it).
+  std::string device_content;
 };
+
+// RunCommand::flags.
+inline constexpr uint8_t kRunDeviceContent = 1; // inputs: set 0 and set 1 mixed element by element under content_seed
+inline constexpr uint8_t kRunFetchOutputs = 2;  // with kRunDeviceContent: the outputs back into the arena after the call
 
 struct RunCommand {
   int32_t set = 0;
+  // Trailing fields, sent only when flags is non-zero: plain RUN frames decode as before.
+  uint8_t flags = 0;
+  uint64_t content_seed = 0;
 };
 
 struct LoadFailedReply {
@@ -122,6 +133,10 @@ struct DoneReply {
   // monotonic reads): the kernel's time without the time other processes held its CPU.
   int64_t cpu_ns = 0;
   std::string message;   // set_error text, empty if none
+  // The outputs' hash computed where they live (a RUN with kRunDeviceContent): a trailing
+  // field sent only then, so other workers' frames decode as before.
+  bool has_outputs_hash = false;
+  uint64_t outputs_hash = 0;
 };
 
 // What a runner that is not temper-worker adds about one call (runners/pypto): the kind of
@@ -311,13 +326,18 @@ inline std::string encode(const LoadCommand& c) {
   for (const auto& a : c.attrs) put(w, a);
   w.u64(c.flush_bytes);
   w.list(c.cpus);
-  if (!c.input_groups.empty()) w.list(c.input_groups);
+  if (!c.input_groups.empty() || !c.device_content.empty()) w.list(c.input_groups);
+  if (!c.device_content.empty()) w.str(c.device_content);
   return w.finish();
 }
 
 inline std::string encode(const RunCommand& c) {
   Writer w(MsgType::Run);
   w.i32(c.set);
+  if (c.flags != 0) {
+    w.u8(c.flags);
+    w.u64(c.content_seed);
+  }
   return w.finish();
 }
 
@@ -363,6 +383,7 @@ inline std::string encode(const DoneReply& r) {
   w.i64(r.kernel_ns);
   w.i64(r.cpu_ns);
   w.str(r.message);
+  if (r.has_outputs_hash) w.u64(r.outputs_hash);
   return w.finish();
 }
 
@@ -384,6 +405,7 @@ inline std::optional<LoadCommand> decode_load(std::string_view payload) {
   c.flush_bytes = r.u64();
   c.cpus = r.list<int32_t>();
   if (r.ok() && !r.at_end()) c.input_groups = r.list<InputGroupDesc>();
+  if (r.ok() && !r.at_end()) c.device_content = r.str();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return c;
 }
@@ -399,6 +421,10 @@ inline std::optional<RunCommand> decode_run(std::string_view payload) {
   Reader r(payload);
   RunCommand c;
   c.set = r.i32();
+  if (r.ok() && !r.at_end()) {
+    c.flags = r.u8();
+    c.content_seed = r.u64();
+  }
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return c;
 }
@@ -467,6 +493,10 @@ inline std::optional<DoneReply> decode_done(std::string_view payload) {
   d.kernel_ns = r.i64();
   d.cpu_ns = r.i64();
   d.message = r.str();
+  if (r.ok() && !r.at_end()) {
+    d.has_outputs_hash = true;
+    d.outputs_hash = r.u64();
+  }
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return d;
 }

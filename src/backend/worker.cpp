@@ -170,6 +170,7 @@ Expected<proto::LoadCommand> load_command(const WorkerOptions& options, const Sh
   }
   c.flush_bytes = options.flush_bytes;
   c.cpus = options.cpus;
+  c.device_content = options.device_content.string();
   bool plain = std::all_of(options.input_slots.begin(), options.input_slots.end(),
                            [](const core::InputSlot& s) { return s.kind == core::InputKind::Tensor; });
   if (!plain) {
@@ -685,7 +686,17 @@ std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions
   return {std::move(worker), result};
 }
 
-CallResult Worker::run(int set) {
+CallResult Worker::run(int set) { return run_command(set, 0, 0); }
+
+CallResult Worker::run(int set, const DeviceCall& device) {
+  return run_command(set, static_cast<uint8_t>(proto::kRunDeviceContent | (device.fetch_outputs ? proto::kRunFetchOutputs : 0)),
+                     device.content_seed);
+}
+
+CallResult Worker::run_command(int set, uint8_t flags, uint64_t content_seed) {
+  proto::RunCommand command{set};
+  command.flags = flags;
+  command.content_seed = content_seed;
   Impl& w = *m_impl;
   if (w.dead) return *w.dead;
   w.thaw();
@@ -694,7 +705,7 @@ CallResult Worker::run(int set) {
   }
   auto t0 = Clock::now();
   proto::Frame frame;
-  if (auto failed = w.exchange(proto::encode(proto::RunCommand{set}), w.call_timeout, "during the call", frame)) {
+  if (auto failed = w.exchange(proto::encode(command), w.call_timeout, "during the call", frame)) {
     failed->round_trip_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     return *failed;
   }
@@ -734,6 +745,7 @@ CallResult Worker::run(int set) {
   r.kernel_seconds = static_cast<double>(done->kernel_ns) * 1e-9;
   r.cpu_seconds = static_cast<double>(done->cpu_ns) * 1e-9;
   r.round_trip_seconds = std::chrono::duration<double>(t1 - t0).count();
+  if (done->has_outputs_hash) r.outputs_hash = done->outputs_hash;
   if (info) {
     r.time_kind = info->time_kind;
     r.compile_seconds = static_cast<double>(info->compile_ns) * 1e-9;

@@ -7,6 +7,7 @@
 #include "core/task.h"
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -38,6 +39,18 @@ struct WorkerOptions {
   // "--profile-root DIR", a private directory for its exports, removed with the worker; a call
   // whose RUN_INFO names an export there gets its kernel time from it (device_profile.h).
   bool device_profiles = false;
+  // temper-cuda-worker: the device-content library (LoadCommand::device_content). Timed calls
+  // then mix their inputs on the device (run()'s DeviceCall) instead of copying them from the
+  // arena; the arena's input sets 0 and 1 must hold the two draws when the worker starts.
+  std::filesystem::path device_content;
+};
+
+// A call whose inputs are made on the device (temper-cuda-worker with a device-content
+// library): each element from input set 0 or 1 as the bits of `content_seed` say. The outputs
+// stay on the device (their hash comes back) unless `fetch_outputs`.
+struct DeviceCall {
+  uint64_t content_seed = 0;
+  bool fetch_outputs = false;
 };
 
 // The whole environment a worker gets ("NAME=value"), whatever temper's own: fixed, the same
@@ -78,6 +91,7 @@ struct CallResult {
   double wall_seconds = 0;         // the runner's host wall time of the call (0: not reported)
   int device_kernels = 0;          // "device": kernel launches the profiler counted in the call
   bool outputs_valid = true;       // false: the outputs hold no computed values (RunMode.SIM)
+  std::optional<uint64_t> outputs_hash; // a DeviceCall's outputs, hashed on the device
 
   bool ok() const { return outcome == CallOutcome::Ok; }
 };
@@ -94,6 +108,8 @@ public:
 
   // Runs the kernel once on input set `set` (tensors as laid out in the arena).
   CallResult run(int set);
+  // The same with the inputs made on the device (WorkerOptions::device_content).
+  CallResult run(int set, const DeviceCall& device);
 
   // Cold-cache step: the worker writes its flush buffer (WorkerOptions::flush_bytes), evicting
   // the kernel's data from the caches of the CPU it runs on. A separate command, so run()'s
@@ -126,6 +142,7 @@ public:
 
 private:
   explicit Worker(std::unique_ptr<Impl> impl);
+  CallResult run_command(int set, uint8_t flags, uint64_t content_seed);
   std::unique_ptr<Impl> m_impl;
 };
 

@@ -106,9 +106,13 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
       return kExitUsage;
     }
     o.timing = *t;
-    // A path that exists stays a source; anything else names a sealed reference.
+    // A path that exists stays a source; "torch" is the task's PyTorch function; anything else
+    // names a sealed reference.
     std::error_code ec;
-    if (!a.reference.empty() && !std::filesystem::exists(a.reference, ec)) {
+    if (a.reference == "torch" && !std::filesystem::exists(a.reference, ec)) {
+      o.timing->torch_reference = true;
+      o.timing->reference.clear();
+    } else if (!a.reference.empty() && !std::filesystem::exists(a.reference, ec)) {
       auto sealed = judge::find_sealed(a.store.empty() ? judge::default_store() : std::filesystem::path(a.store), a.reference);
       if (!sealed) {
         std::cerr << "temper: --reference " << a.reference << " is neither a file nor a sealed reference: " << sealed.error().message

@@ -48,6 +48,9 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   if (!a.clock.empty() && a.clock != judge::kClockMonotonic && a.clock != judge::kClockThreadCpu)
     return fail("--clock must be monotonic or thread_cpu, not '{}'", a.clock);
   p.clock = a.clock;
+  if (!a.content_maker.empty() && a.content_maker != "host" && a.content_maker != "device")
+    return fail("--content-maker must be host or device, not '{}'", a.content_maker);
+  t.content_maker = a.content_maker;
   p.rule.cap_s = a.tier == "probe" ? std::min(a.cap_s, 3.0) : a.cap_s;
   p.rule.target_half_width = std::log1p(a.target_pct / 100.0);
   p.rule.min_samples = a.min_samples;
@@ -82,6 +85,10 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   cmd->add_option("--clock", a.clock, "monotonic (wall time) or thread_cpu (the worker thread's CPU time; one-thread tasks only) (default: thread_cpu for one-thread tasks)")->group(group);
   cmd->add_option("--noise-floor", a.noise_floor_pct, "Smallest difference in percent a verdict may call real")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-calibration", a.no_calibration, "Ignore a stored A/A calibration")->group(group);
+  cmd->add_option("--content-maker", a.content_maker,
+                  "Where each timed call's fresh inputs are made: device (CUDA: on the GPU, the default there) or host "
+                  "(generated on the host and copied in before every call; the only choice on the CPU)")
+      ->group(group);
 }
 
 } // namespace temper::cli

@@ -133,9 +133,10 @@ private:
     check_duplicate_keys(n, m_file, m_diags);
     for (const auto& kv : n) {
       const std::string backend = kv.first.Scalar();
-      if (backend != "cpu" && backend != "cuda" && backend != "pypto") {
+      // torch: the task's PyTorch function (a golden.py-style file) for --reference torch.
+      if (backend != "cpu" && backend != "cuda" && backend != "pypto" && backend != "torch") {
         error(kv.first,
-              fmt::format("unknown backend '{}' in reference (known: cpu, cuda, pypto)", backend));
+              fmt::format("unknown backend '{}' in reference (known: cpu, cuda, pypto, torch)", backend));
         continue;
       }
       auto p = read_path(kv.second, fmt::format("reference.{}", backend));

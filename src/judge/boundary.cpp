@@ -335,6 +335,11 @@ void add_cuda_policy(BoundaryPolicy& p, const core::Task& task) {
   for (const char* n : {"cudaDeviceReset", "cuCtxDestroy", "cuDevicePrimaryCtxReset"}) {
     p.forbidden_imports.push_back({n, true, "resetting the device destroys the worker's context, buffers and timers"});
   }
+  // A host callback runs on a thread the driver started before the worker's sandbox went on
+  // (docs/cuda.md): outside Landlock's rules on kernels without Landlock ABI 8.
+  for (const char* n : {"cudaLaunchHostFunc", "cudaStreamAddCallback", "cuLaunchHostFunc", "cuStreamAddCallback"}) {
+    p.forbidden_imports.push_back({n, true, "host callbacks run on the driver's threads, outside the CUDA worker's sandbox"});
+  }
 }
 
 const std::string& BoundaryVerdict::reason_code() const {

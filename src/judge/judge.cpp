@@ -9,6 +9,7 @@
 #include "judge/correctness.h"
 #include "judge/golden.h"
 #include "judge/kernel_backend.h"
+#include "judge/python_golden.h"
 #include "judge/timing_phase.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -153,6 +154,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   const size_t candidate_builds = reqs.size();
   std::vector<std::string> reference_flags;
   std::string reference_text;
+  std::optional<TorchReference> torch_ref; // --reference torch: no build, a Python worker
   bool reference_specialized = false;
   if (opt.timing && opt.timing->sealed) {
     // A sealed reference was built once, under its own protocol: the candidate must match it.
@@ -167,6 +169,9 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
                   fmt::join(opt.compiler.flags, " "), sealed.compiler, fmt::join(sealed.flags, " "));
     }
     reference_specialized = sealed.specialized;
+  } else if (opt.timing && opt.timing->torch_reference) {
+    if (backend.name != "cpu") return fail("--reference torch times PyTorch on the CPU: use it with the cpu backend");
+    TEMPER_TRY_ASSIGN(torch_ref, prepare_torch_reference(task, task.config.threads));
   } else if (opt.timing) {
     const fs::path& ref = opt.timing->reference;
     if (!fs::is_regular_file(ref, ec)) return fail("reference {} is not a file", ref.string());
@@ -240,6 +245,17 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     builds.emplace_back(as_artifact(opt.candidate, source_text, "candidate"));
     if (opt.timing) ref_builds.push_back(as_artifact(opt.timing->reference, reference_text, "reference"));
   }
+  if (torch_ref) {
+    // The PyTorch function's file stands for the reference's build; its key names the runner,
+    // the environment and the thread count too.
+    build::CompileResult r;
+    r.ok = true;
+    r.artifact = torch_ref->source;
+    r.key = torch_ref->key;
+    r.label = "PyTorch reference";
+    r.cache_hit = true;
+    ref_builds.push_back(std::move(r));
+  }
   for (size_t k = candidate_builds; k < all_builds.size(); ++k) {
     if (!all_builds[k]->ok) {
       return fail("the reference {} does not compile:\n{}", opt.timing->reference.string(), all_builds[k]->diagnostics);
@@ -278,11 +294,14 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     std::vector<fs::path> protected_refs;
     std::vector<fs::path> protected_dirs;
     if (opt.timing && opt.timing->sealed) protected_dirs.push_back(opt.timing->sealed->dir);
+    else if (torch_ref) protected_refs.push_back(torch_ref->source);
     else if (opt.timing) protected_refs.push_back(opt.timing->reference);
     std::vector<const build::CompileResult*> built;
     for (auto& b : builds) built.push_back(&*b);
+    // The PyTorch reference has no shared object whose exports a candidate could bind to.
+    const std::vector<build::CompileResult> no_refs;
     TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
-                      check_boundary(task, opt.candidate, protected_refs, protected_dirs, built, ref_builds,
+                      check_boundary(task, opt.candidate, protected_refs, protected_dirs, built, torch_ref ? no_refs : ref_builds,
                                                    *cases.front(), cache, backend.name));
     for (size_t i = 0; i < cases.size(); ++i) {
       CaseResult& r = report.cases[i];
@@ -369,10 +388,20 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     tc.worker_args = backend.worker_args;
     tc.worker_env = backend.worker_env;
     tc.device_profiles = backend.device_profiles;
+    if (torch_ref) {
+      tc.reference_command = torch_ref->argv;
+      // Each life of the PyTorch arm imports torch again (seconds): a few lives, as for CUDA.
+      tc.protocol.rule.target_lives = std::min(tc.protocol.rule.target_lives, 3);
+      tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, tc.protocol.rule.target_lives);
+    }
     // CUDA's and PyPTO's runtimes keep threads of their own busy: measured there, not judged.
     tc.judge_work_outside_call = backend.name == "cpu";
     if (opt.timing->tier == "probe") tc.protocol.check_fraction = kProbeCheckFraction;
     if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
+    if (backend.max_lives > 0 && tc.protocol.rule.target_lives > backend.max_lives) {
+      tc.protocol.rule.target_lives = backend.max_lives;
+      tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, backend.max_lives);
+    }
     if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
     if (!backend.protocol_compiler.empty()) {
       // The arms run source in a runner, not builds of the compiler: the protocol names the runner.
@@ -380,6 +409,13 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
       tc.protocol.flags = {};
     }
     if (opt.timing->protocol.flush_bytes == 0 && backend.flush_bytes > 0) tc.protocol.flush_bytes = backend.flush_bytes;
+    const std::string& maker = opt.timing->content_maker;
+    if (maker == "device" && backend.name != "cuda") return fail("--content-maker device needs --backend cuda");
+    if (backend.name == "cuda" && maker != "host" && !backend.unsupported && tc.protocol.content == "fresh") {
+      progress.status("building the device-content library");
+      TEMPER_TRY_ASSIGN(tc.device_content, build_device_content(cache));
+      tc.protocol.content_maker = "device";
+    }
     TimingPhaseInput in;
     in.task = &task;
     in.cases = cases;
@@ -404,7 +440,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     for (size_t i = 0; i < cases.size(); ++i) {
       size_t k = specialized ? i : 0;
       pin.candidates.push_back(target(*builds[k], reqs[k]));
-      if (opt.timing) {
+      if (opt.timing && !torch_ref) {
         size_t rk = reference_specialized ? i : 0;
         pin.references.push_back(target(ref_builds[rk], reqs[candidate_builds + rk]));
       }
@@ -433,6 +469,18 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (opt.timing && opt.timing->sealed) {
     const SealedRef& s = *opt.timing->sealed;
     report.context["reference"] = {{"sealed", s.name}, {"content_hash", s.content_hash}, {"date", s.date}};
+  }
+  if (torch_ref) {
+    // What the runner said when it loaded: "torch 2.15.0, 1 threads" (and float32 where torch's
+    // CPU kernels lack the case's dtype).
+    std::string loaded;
+    for (const auto& c : report.cases)
+      if (c.timing)
+        for (const auto& job : c.timing->jobs)
+          if (loaded.empty()) loaded = job.result.reference_worker;
+    report.context["reference"] = {{"torch", loaded.substr(0, loaded.find(';'))},
+                                   {"function", torch_ref->source.string()},
+                                   {"threads", task.config.threads}};
   }
   report.context["backend"] = backend.facts;
   return report;

@@ -26,7 +26,10 @@ namespace temper::judge {
 
 // Paired timing against a reference (the timing half of the judge).
 struct TimingOptions {
-  std::filesystem::path reference;           // reference kernel source (unused when `sealed` is set)
+  std::filesystem::path reference;           // reference kernel source (unused when `sealed` or `torch_reference` is set)
+  // The reference arm is the task's PyTorch function (reference.torch in temper.yaml, else its
+  // golden.py) in the case's dtype, in the golden runner serving the worker protocol.
+  bool torch_reference = false;
   std::optional<SealedRef> sealed;           // a sealed reference: its artifacts, never its source
   std::vector<std::string> reference_flags;  // empty: the candidate's flags
   std::string tier = "gate";                 // probe: one case, short; gate: all selected cases
@@ -39,6 +42,9 @@ struct TimingOptions {
   // Certified peaks (from the knowledge base): a case without hardware_bound_us in temper.yaml
   // gets its bound from the task's cost model, for the CANN-Bench score and "fraction of roofline".
   std::optional<Roofline> roofline;
+  // Where timed calls' fresh inputs are made (MeasurementProtocol::content_maker): empty means
+  // device on the cuda backend with a GPU, host elsewhere; "device" elsewhere is an error.
+  std::string content_maker;
 };
 
 struct JudgeOptions {

@@ -1,13 +1,20 @@
 #include "judge/kernel_backend.h"
 
 #include "backend/cuda_device.h"
+#include "backend/device_content.h"
 #include "build/cuda_compiler.h"
 #include "build/ptxas_resources.h"
 #include "judge/judge.h"
+#include "util/fs.h"
+#include "util/hash.h"
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace temper::judge {
+
+namespace fs = std::filesystem;
 
 Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::ProcessRunner& runner) {
   KernelBackend b;
@@ -52,16 +59,43 @@ Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::Process
     return fail("--cuda-arch '{}' is not an architecture (e.g. sm_90, 90, 9.0, sm_90a)", req.cuda_arch);
   }
   b.worker_exe = req.worker_exe.empty() ? backend::default_cuda_worker_exe() : req.worker_exe;
-  TEMPER_TRY_ASSIGN(backend::CudaDevice device, backend::probe_cuda_device(b.worker_exe, runner));
+  // The runtime of the toolkit that builds the kernels, so the worker and every candidate share
+  // it (the worker's fixed PATH may find another toolkit first).
+  std::error_code ec;
+  if (fs::path lib = build::cuda_library_dir(nvcc); !lib.empty() && fs::exists(lib / "libcudart.so", ec))
+    b.worker_args = {"--runtime", (lib / "libcudart.so").string()};
+  TEMPER_TRY_ASSIGN(backend::CudaDevice device, backend::probe_cuda_device(b.worker_exe, runner, b.worker_args));
+  // The escape hatch for a driver the sandbox's rules break (docs/cuda.md), passed on as an
+  // argument: a worker's environment holds no TEMPER_* variable.
+  if (const char* s = std::getenv("TEMPER_CUDA_SANDBOX"); s && std::string(s) == "off") {
+    b.worker_args.insert(b.worker_args.end(), {"--sandbox", "off"});
+  }
   if (!device.supported) b.unsupported = device.reason;
   // The architecture: as asked, else the device's own, else Hopper.
   std::string arch = !req.cuda_arch.empty() ? req.cuda_arch : device.supported && !device.arch.empty() ? device.arch : build::kDefaultCudaArch;
   b.compiler = build::cuda_compiler_spec(nvcc, arch, req.compiler.flags);
   b.host_compiler = build::CompilerSpec{};
   b.clock = "cudaEventElapsedTime between events on the worker's stream around the call";
+  b.max_lives = 3;
   if (device.l2_bytes > 0) b.flush_bytes = static_cast<size_t>(2 * device.l2_bytes);
   b.facts = {{"name", "cuda"}, {"nvcc", nvcc}, {"arch", b.compiler.cuda_arch}, {"device", device.probe}};
   return b;
+}
+
+Expected<std::filesystem::path> build_device_content(build::CompileCache& cache) {
+  const std::string_view text = backend::device_content::library_source();
+  // Named by its content: temper versions with different sources never share the file.
+  const std::filesystem::path source =
+      cache.root().parent_path() / "device-content" / fmt::format("device_content-{:016x}.cu", util::hash64(text.data(), text.size(), 0));
+  std::error_code ec;
+  std::filesystem::create_directories(source.parent_path(), ec);
+  if (!std::filesystem::exists(source, ec)) TEMPER_TRY(util::write_file_atomic(source, text));
+  build::CompileRequest req;
+  req.source = source;
+  req.label = "device-content library";
+  TEMPER_TRY_ASSIGN(build::CompileResult r, cache.compile(req));
+  if (!r.ok) return fail("the device-content library does not build with {}:\n{}", cache.compiler().program, r.diagnostics);
+  return r.artifact;
 }
 
 void attach_static_resources(const KernelBackend& backend, const build::CompileResult& build, CaseResult& result) {

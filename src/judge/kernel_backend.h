@@ -42,6 +42,10 @@ struct KernelBackend {
   // microseconds of kernel time while its profile costs seconds of wall time, so warmup_s alone
   // would buy dozens of profiled calls; pypto's device time takes CANN-Bench's 3 warm-up steps.
   int max_warmup_calls = 0;
+  // > 0: at most this many worker lives per arm per job. A CUDA worker's new life is a new
+  // context (a tenth of a second or more) and places nothing the CPU's lives vary (code and
+  // pages in the host's memory); a few still vary the device allocations.
+  int max_lives = 0;
 };
 
 struct BackendRequest {
@@ -56,6 +60,11 @@ struct BackendRequest {
 // Resolves the backend. Errors: an unknown name, nvcc missing for cuda, an invalid --cuda-arch,
 // a broken worker, pypto's interpreter or runner missing. A machine without a GPU is not an error: `unsupported` says why.
 Expected<KernelBackend> prepare_backend(const BackendRequest& request, util::ProcessRunner& runner);
+
+// Builds the device-content library (backend/device/device_content.cu, built into temper) with
+// the cuda backend's nvcc and architecture, through the compile cache; its source is written
+// under the cache root first. The artifact's path, or why it does not build.
+Expected<std::filesystem::path> build_device_content(build::CompileCache& cache);
 
 // Records what the build of one case says about it: for CUDA builds, ptxas's registers, shared
 // memory, spills and stack (CaseResult::resources). Nothing for CPU builds.

@@ -145,4 +145,39 @@ Expected<PythonGolden> prepare_python_golden(const core::Task& task) {
   return g;
 }
 
+Expected<TorchReference> prepare_torch_reference(const core::Task& task, int threads) {
+  fs::path source;
+  if (auto it = task.config.reference.find("torch"); it != task.config.reference.end()) source = it->second;
+  else if (is_python_golden(task.config.golden)) source = task.config.golden;
+  else
+    return fail("--reference torch needs the task's PyTorch function: a golden.py, or `reference: {{torch: FILE.py}}` in "
+                "temper.yaml (a function named as golden.py's would be)");
+  auto text = util::read_file(source);
+  if (!text) return fail("cannot read the PyTorch reference {}: {}", source.string(), text.error().message);
+  if (imports_torch_npu(*text)) return fail("the PyTorch reference {} imports torch_npu, which needs an Ascend NPU", source.string());
+  fs::path runner = golden_runner_script();
+  std::error_code ec;
+  if (!fs::is_regular_file(runner, ec)) return fail("the golden runner {} is missing; set TEMPER_GOLDEN_RUNNER", runner.string());
+  fs::path requirements = runner.parent_path() / "requirements.txt";
+  TEMPER_TRY_ASSIGN(fs::path python, find_golden_python(requirements));
+  TEMPER_TRY_ASSIGN(std::string runner_source, util::read_file(runner));
+  TorchReference r;
+  r.source = fs::absolute(source, ec);
+  r.argv = {python.string(), runner.string(), "--serve", "--golden", r.source.string()};
+  for (const auto& name : golden_function_names(task.op)) {
+    r.argv.push_back("--function");
+    r.argv.push_back(name);
+  }
+  r.argv.push_back("--input-names=" + join(names_of(task.op.inputs)));
+  r.argv.push_back("--output-names=" + join(names_of(task.op.outputs)));
+  r.argv.push_back(fmt::format("--threads={}", std::max(1, threads)));
+  util::Hasher h;
+  h.add("torch-reference-v1").add(*text).add(runner_source).add(python.string());
+  auto pins = util::read_file(requirements);
+  h.add(pins ? *pins : std::string());
+  for (size_t k = 5; k < r.argv.size(); ++k) h.add(r.argv[k]);
+  r.key = h.hex();
+  return r;
+}
+
 } // namespace temper::judge

@@ -40,4 +40,15 @@ std::filesystem::path golden_runner_script();
 // command. Errors are task errors that say what to do.
 Expected<PythonGolden> prepare_python_golden(const core::Task& task);
 
+// The PyTorch reference arm (`temper judge --reference torch`): the golden runner with --serve,
+// a long-lived worker speaking the worker protocol, calling the task's PyTorch function
+// (reference.torch in temper.yaml, else its golden.py) in the case's dtype at `threads` torch
+// threads. `argv` is the worker command without "--protocol N"; `key` names it for calibrations.
+struct TorchReference {
+  std::vector<std::string> argv;
+  std::filesystem::path source;
+  std::string key;
+};
+Expected<TorchReference> prepare_torch_reference(const core::Task& task, int threads);
+
 } // namespace temper::judge

@@ -2,6 +2,7 @@
 #include "judge/timing.h"
 
 #include "backend/arena.h"
+#include "backend/device_content.h"
 #include "backend/worker.h"
 #include "core/inputs.h"
 #include "core/tolerance.h"
@@ -30,7 +31,7 @@ namespace temper::judge {
 namespace fs = std::filesystem;
 
 nlohmann::json MeasurementProtocol::to_json() const {
-  return {{"cache_mode", cache_mode},
+  nlohmann::json j = {{"cache_mode", cache_mode},
           {"flush_bytes", flush_bytes},
           {"threads", threads},
           {"cpus", cpus},
@@ -52,6 +53,8 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"life_warmup_calls", rule.life_warmup_calls},
           {"compiler", compiler},
           {"flags", flags}};
+  if (content_maker != "host") j["content_maker"] = content_maker;
+  return j;
 }
 
 std::optional<std::string> protocol_difference(const nlohmann::json& a, const nlohmann::json& b) {
@@ -108,11 +111,21 @@ double work_outside_allowance(double kernel_seconds_total) { return 2e-3 + 0.02 
 
 namespace {
 
-uint64_t hash_outputs(const backend::SharedArena& arena) {
+// The outputs' hash: on the host's hash, or on the device-content library's (the hash the
+// worker computes on the device) when timed calls hash there.
+uint64_t hash_buffers(const std::vector<std::pair<const unsigned char*, size_t>>& buffers, bool device_hash) {
   uint64_t h = 0;
-  auto& a = const_cast<backend::SharedArena&>(arena);
-  for (size_t k = 0; k < arena.layout().outputs.size(); ++k) h = util::hash64(a.output(k), arena.layout().outputs[k].bytes(), h);
+  for (const auto& [p, n] : buffers) {
+    h = device_hash ? backend::device_content::combine(h, backend::device_content::hash_bytes(p, n), n) : util::hash64(p, n, h);
+  }
   return h;
+}
+
+uint64_t hash_outputs(const backend::SharedArena& arena, bool device_hash) {
+  auto& a = const_cast<backend::SharedArena&>(arena);
+  std::vector<std::pair<const unsigned char*, size_t>> buffers;
+  for (size_t k = 0; k < arena.layout().outputs.size(); ++k) buffers.emplace_back(a.output(k), arena.layout().outputs[k].bytes());
+  return hash_buffers(buffers, device_hash);
 }
 
 // The values of one call; their hash only where the sampled check needs it (copy_of).
@@ -158,10 +171,13 @@ private:
 // one after the other: the last few are kept, and their buffers are refilled in place.
 class ContentSource {
 public:
-  ContentSource(const core::Operator& op, const core::Case& c, uint64_t job_seed, bool fresh, int pool_sets)
+  // The two draws a device mixes (the arena's sets 0 and 1), as values ids no call uses.
+  static constexpr int kDeviceDraw[2] = {1 << 30, (1 << 30) + 1};
+
+  ContentSource(const core::Operator& op, const core::Case& c, uint64_t job_seed, bool fresh, int pool_sets, bool on_device)
       : m_op(op), m_case(c), m_fresh(fresh), m_pool_sets(std::max(pool_sets, 1)),
         // Apart from the correctness trials of the same seed: a timing job never repeats them.
-        m_seed(core::derive_seed(job_seed, c.id, -1, -1)) {
+        m_seed(core::derive_seed(job_seed, c.id, -1, -1)), m_job_seed(job_seed), m_on_device(on_device) {
     m_slots.resize(static_cast<size_t>(fresh ? 2 : m_pool_sets));
     CPU_ZERO(&m_cpus);
     if (::pthread_getaffinity_np(::pthread_self(), sizeof m_cpus, &m_cpus) != 0) CPU_ZERO(&m_cpus);
@@ -190,17 +206,39 @@ public:
   const std::vector<core::HostTensor>& any() { return get(0).inputs; }
 
   // The values of `content` in buffers of their own, with their hash (the sampled check holds
-  // several at once).
+  // several at once). On the device, the two draws mixed under the call's seed, as the device
+  // mixed them.
   CallValues copy_of(int content) {
-    const int values = m_fresh ? content : content % m_pool_sets;
     CallValues v;
-    v.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
+    if (m_on_device) {
+      // The draws stay in the two slots: nothing else is asked of the source on the device.
+      const auto& a = get(kDeviceDraw[0]).inputs;
+      const auto& b = get(kDeviceDraw[1]).inputs;
+      const uint64_t seed = device_seed(content);
+      for (size_t k = 0; k < b.size(); ++k) {
+        auto& t = v.inputs.emplace_back(b[k].spec);
+        backend::device_content::mix(t.buffer.data(), a[k].buffer.data(), b[k].buffer.data(), t.spec.bytes(),
+                                     core::dtype_size(t.spec.dtype), seed);
+      }
+    } else {
+      v = copy_of_values(m_fresh ? content : content % m_pool_sets);
+    }
+    v.hash = 0;
     for (const auto& t : v.inputs) v.hash = util::hash64(t.buffer.data(), t.spec.bytes(), v.hash);
     return v;
   }
+  // The seed a device mixes call `content`'s inputs under.
+  uint64_t device_seed(int content) const { return backend::device_content::call_seed(m_job_seed, m_case.id, content); }
+  bool on_device() const { return m_on_device; }
   double seconds() const { return m_seconds; }
 
 private:
+  CallValues copy_of_values(int values) {
+    CallValues v;
+    v.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
+    return v;
+  }
+
   struct Slot {
     CallValues data;
     int values = -1;
@@ -212,6 +250,8 @@ private:
   bool m_fresh;
   int m_pool_sets;
   uint64_t m_seed;
+  uint64_t m_job_seed;
+  bool m_on_device;
   std::vector<Slot> m_slots;
   uint64_t m_tick = 0;
   double m_seconds = 0;
@@ -234,10 +274,11 @@ class WorkerArm final : public TimedArm {
 public:
   WorkerArm(ContentSource& content, backend::SharedArena arena, bool cold, bool hash_outputs, bool cpu_clock, bool freeze)
       : m_content(content), m_arena(std::move(arena)), m_cold(cold), m_hash(hash_outputs), m_cpu_clock(cpu_clock),
-        m_freeze(freeze) {}
+        m_freeze(freeze), m_device(content.on_device()) {}
 
   Expected<backend::CallResult> start(const backend::WorkerOptions& options) {
     m_options = options;
+    write_draws();
     auto [w, loaded] = backend::Worker::start(options, m_arena);
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     m_worker = std::move(w);
@@ -253,6 +294,7 @@ public:
     // The new arena is mapped before the old one is released, so it cannot get the old pages back.
     TEMPER_TRY_ASSIGN(backend::SharedArena fresh, backend::SharedArena::create(m_arena.layout()));
     m_arena = std::move(fresh);
+    write_draws();
     auto [w, loaded] = backend::Worker::start(m_options, m_arena);
     if (loaded.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", loaded.message);
     if (!loaded.ok()) return fail("the kernel no longer loads in a new worker: {}", loaded.message);
@@ -268,7 +310,7 @@ public:
     TimedSample out;
     const util::SteadyClock clock;
     double t = clock.now();
-    const CallValues& values = m_content.get(call.content);
+    const CallValues* values = m_device ? nullptr : &m_content.get(call.content);
     out.judge_seconds += clock.now() - t;
     if (m_cold) {
       const auto before = other_cpu();
@@ -278,9 +320,10 @@ public:
       idle();
       add_outside(before, other_cpu());
     }
-    restore(call.input_set, values);
+    if (values != nullptr) restore(call.input_set, *values);
     const auto before = other_cpu();
-    backend::CallResult r = m_worker->run(call.input_set);
+    backend::CallResult r = m_device ? m_worker->run(0, backend::DeviceCall{m_content.device_seed(call.content), false})
+                                     : m_worker->run(call.input_set);
     if (r.outcome == backend::CallOutcome::HarnessError) return fail("worker: {}", r.message);
     if (!r.ok()) return failed(r);
     idle();
@@ -296,7 +339,8 @@ public:
     out.round_trip_seconds = r.round_trip_seconds;
     if (m_hash) {
       t = clock.now();
-      m_calls.push_back({call.content, call.input_set, hash_outputs(m_arena)});
+      if (m_device && !r.outputs_hash) return fail("worker: a device-content call came back without its outputs' hash");
+      m_calls.push_back({call.content, call.input_set, m_device ? *r.outputs_hash : hash_outputs(m_arena, false)});
       out.judge_seconds += clock.now() - t;
     }
     return out;
@@ -305,17 +349,27 @@ public:
   // Runs the kernel once more, untimed, on `values` in `slot`, as a timed call runs (the
   // cold-cache step first), so that a re-run looks like any other call; the outputs stay in the
   // arena.
-  backend::CallResult rerun(const CallValues& values, int slot) {
+  backend::CallResult rerun(const CallValues& values, const TimedCall& call) {
     if (m_cold) {
       backend::CallResult f = m_worker->flush();
       if (!f.ok()) return f;
       idle();
     }
-    restore(slot, values);
-    backend::CallResult r = m_worker->run(slot);
+    if (!m_device) restore(call.slot, values);
+    backend::CallResult r = m_device ? m_worker->run(0, backend::DeviceCall{m_content.device_seed(call.content), true})
+                                     : m_worker->run(call.slot);
     if (r.ok()) idle();
+    // The fetched outputs must be what the device hashed: else the library or the copy is broken,
+    // and no output could be proved.
+    if (r.ok() && m_device && (!r.outputs_hash || *r.outputs_hash != outputs_hash())) {
+      r.outcome = backend::CallOutcome::HarnessError;
+      r.message = "the outputs fetched from the device do not hash to what the device computed: the device-content library is broken";
+    }
     return r;
   }
+  // The arena's outputs, on the hash the timed calls used.
+  uint64_t outputs_hash() const { return hash_outputs(m_arena, m_device); }
+  uint64_t hash_of(const std::vector<std::pair<const unsigned char*, size_t>>& buffers) const { return hash_buffers(buffers, m_device); }
   // Lets a frozen worker run for `ms` (a thread that finishes the outputs late shows itself).
   void run_briefly(int ms) {
     m_worker->thaw();
@@ -324,6 +378,7 @@ public:
   }
 
   backend::SharedArena& arena() { return m_arena; }
+  std::string loaded_description() const { return m_worker ? m_worker->sandbox() : std::string(); }
   const std::vector<TimedCall>& calls() const { return m_calls; }
   const ArmActivity& activity() const { return m_activity; }
   std::optional<backend::CallOutcome> failure() const { return m_failure; }
@@ -338,6 +393,15 @@ private:
   std::optional<double> other_cpu() const { return m_worker ? m_worker->other_threads_cpu_seconds() : std::nullopt; }
   void add_outside(std::optional<double> before, std::optional<double> after) {
     if (before && after && *after > *before) m_activity.outside_call_cpu_seconds += *after - *before;
+  }
+
+  // Device content: the arena's sets 0 and 1 hold the two draws the worker uploads at LOAD.
+  void write_draws() {
+    if (!m_device) return;
+    for (int d = 0; d < 2; ++d) {
+      const auto& inputs = m_content.get(ContentSource::kDeviceDraw[d]).inputs;
+      for (size_t k = 0; k < inputs.size(); ++k) std::memcpy(m_arena.input(d, k), inputs[k].buffer.data(), inputs[k].spec.bytes());
+    }
   }
 
   void restore(int set, const CallValues& values) {
@@ -362,6 +426,7 @@ private:
   bool m_hash;
   bool m_cpu_clock;
   bool m_freeze;
+  bool m_device; // inputs made and outputs hashed on the device (ContentSource::on_device)
   std::unique_ptr<backend::Worker> m_worker;
   backend::WorkerOptions m_options;
   std::vector<TimedCall> m_calls;
@@ -388,11 +453,12 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   // The hash of an output that was never written (the poison), and how often each output hash
   // occurs: a failing output that another call on other values also gave is a remembered result.
   const auto& layout = cand.arena().layout();
-  uint64_t poison = 0;
-  for (const auto& o : layout.outputs) {
-    std::vector<unsigned char> bytes(o.bytes(), 0xFF);
-    poison = util::hash64(bytes.data(), bytes.size(), poison);
-  }
+  std::vector<std::vector<unsigned char>> poisoned;
+  std::vector<std::pair<const unsigned char*, size_t>> poison_buffers;
+  for (const auto& o : layout.outputs) poisoned.emplace_back(o.bytes(), 0xFF);
+  for (const auto& b : poisoned) poison_buffers.emplace_back(b.data(), b.size());
+  const uint64_t poison = cand.hash_of(poison_buffers);
+  poisoned.clear();
   std::map<uint64_t, std::vector<const TimedCall*>> by_output;
   for (const auto& call : calls) by_output[call.outputs_hash].push_back(&call);
   // Only on a failing call: the values of another call with the same output are generated
@@ -468,22 +534,24 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       ++out.rechecks;
       if (!sm.fp64) return tl::unexpected(sm.fp64.error());
       if (sm.lowp && !*sm.lowp) return tl::unexpected(sm.lowp->error());
-      backend::CallResult r = cand.rerun(sm.values, call.slot);
+      backend::CallResult r = cand.rerun(sm.values, call);
+      if (r.outcome == backend::CallOutcome::HarnessError) return fail("{}", r.message);
       if (!r.ok()) return differs(fmt::format("a timed call's values, run again untimed, fail: {}", r.message));
       backend::SharedArena& arena = cand.arena();
       std::vector<std::vector<unsigned char>> snap;
       for (size_t k = 0; k < layout.outputs.size(); ++k)
         snap.emplace_back(arena.output(k), arena.output(k) + layout.outputs[k].bytes());
-      uint64_t got = 0;
-      for (const auto& b : snap) got = util::hash64(b.data(), b.size(), got);
+      std::vector<std::pair<const unsigned char*, size_t>> snap_buffers;
+      for (const auto& b : snap) snap_buffers.emplace_back(b.data(), b.size());
+      const uint64_t got = cand.hash_of(snap_buffers);
       auto stale = [&] { return remembered(call, sm.values.hash) != nullptr; }; // failing calls only
       if (got != call.outputs_hash) {
         // Once more: a kernel that gives other bytes every time is nondeterministic, and then no
         // timed output can be matched to a checked one. Its measurement proves nothing, so it
         // gives no verdict (never a false one): the kernel is not accused, and a kernel that made
         // itself nondeterministic to hide what it does when timed gains nothing.
-        backend::CallResult again = cand.rerun(sm.values, call.slot);
-        if (again.ok() && hash_outputs(arena) != got) {
+        backend::CallResult again = cand.rerun(sm.values, call);
+        if (again.ok() && cand.outputs_hash() != got) {
           out.unprovable = true;
           out.message = "the candidate gives different bytes for the same values (nondeterministic), so its timed outputs "
                         "cannot be matched to checked ones: no speed verdict";
@@ -517,7 +585,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       // Only a failing output is watched: a thread that finishes it late shows itself once the
       // worker may run again.
       cand.run_briefly(20);
-      if (hash_outputs(arena) != got)
+      if (cand.outputs_hash() != got)
         return differs(why + "; the output changed after the call returned: the kernel left work to a thread", kDeferredWork);
       if (stale())
         return differs(why + "; the output is byte for byte the output of an earlier call on other values (a remembered result)",
@@ -543,9 +611,13 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
 
   size_t per_set = 0;
   for (const auto& spec : c.input_specs(task.op)) per_set += spec.bytes();
-  out.input_sets = input_set_count(p, per_set);
+  // On the device the arena holds the two draws the worker mixes; the device's buffers do not
+  // rotate (one per input).
+  const bool on_device = !config.device_content.empty() && p.content == "fresh";
+  if (!config.device_content.empty() && p.content != "fresh") return fail("device content makes fresh values only (content: fresh)");
+  out.input_sets = on_device ? 2 : input_set_count(p, per_set);
 
-  ContentSource content(task.op, c, job_seed, p.content == "fresh", out.input_sets);
+  ContentSource content(task.op, c, job_seed, p.content == "fresh", out.input_sets, on_device);
   // The outputs' layout from one golden run of the first values (cached by content key).
   TEMPER_TRY_ASSIGN(GoldenResult shape_golden, golden.outputs(c, content.any(), GoldenPrecision::Fp64));
   backend::ArenaLayout layout;
@@ -577,13 +649,20 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   wo.input_slots = c.slots;
   wo.flush_bytes = cold ? p.flush_bytes : 0;
   wo.cpus = p.cpus;
+  if (on_device) wo.device_content = config.device_content;
   backend::WorkerOptions ref_opts = wo, cand_opts = wo;
   ref_opts.artifact = reference_artifact;
   cand_opts.artifact = candidate_artifact;
+  if (!config.reference_command.empty()) {
+    ref_opts.worker_exe = config.reference_command.front();
+    ref_opts.worker_args.assign(config.reference_command.begin() + 1, config.reference_command.end());
+    ref_opts.device_content.clear();
+  }
 
   auto start_ref = [&]() -> Status {
     TEMPER_TRY_ASSIGN(backend::CallResult r, ref.start(ref_opts));
     if (!r.ok()) return fail("the reference does not load on case {}: {}", c.id, r.message);
+    out.reference_worker = ref.loaded_description();
     return {};
   };
   std::optional<backend::CallResult> cand_load;

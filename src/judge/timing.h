@@ -49,6 +49,10 @@ struct MeasurementProtocol {
   // fresh: every call computes on values no earlier call of the job saw; pool: on min_input_sets
   // sets of values in turn (the protocol before fresh values, kept for bench/timing_protocol).
   std::string content = "fresh";
+  // Where fresh values are made: host (generated on the host and written into the arm's memory
+  // before each call) or device (CUDA: each element from one of two host draws on the GPU,
+  // backend/device_content.h). Recorded only when not host, so CPU protocols read as before.
+  std::string content_maker = "host";
   // frozen: the worker not being timed is stopped; running: both run throughout (bench only).
   std::string idle_arm = "frozen";
   // The sampled check of timed outputs catches a kernel that is wrong on at least
@@ -98,6 +102,12 @@ struct TimingConfig {
   // Off for runners whose runtimes keep busy threads of their own (CUDA, PyPTO): measured and
   // reported there, not judged.
   bool judge_work_outside_call = true;
+  // The reference arm's own worker command when it is not the candidate's (the PyTorch
+  // reference: an interpreter and the golden runner); empty: the same worker for both arms.
+  std::vector<std::string> reference_command;
+  // The compiled device-content library (protocol.content_maker "device"): timed calls make
+  // their inputs on the device and hash their outputs there (backend::DeviceCall).
+  std::filesystem::path device_content;
 };
 
 // The probe tier ranks variants and decides nothing: every kernel it picks is judged again at a
@@ -146,6 +156,7 @@ struct CaseTiming {
   std::string message;               // why the measurement did not complete, if it did not
   CaseStatus failure_status = CaseStatus::Passed; // the candidate's status when its arm failed
   std::string failure_reason_code;                // with REJECTED_CHEAT: why (forbidden_syscall)
+  std::string reference_worker;                   // the reference worker's LOADED description
 };
 
 // One measurement job for one case. `job_seed` picks the inputs (the correctness job's seed

@@ -30,8 +30,9 @@ std::string dl_error(const char* fallback) {
 
 // Where the runtime may be: the toolkit of the nvcc on PATH (the one temper compiled with,
 // unless told otherwise) first, so the candidate's libcudart.so.N and ours are one library.
-std::vector<std::string> runtime_candidates() {
+std::vector<std::string> runtime_candidates(const std::string& first) {
   std::vector<std::string> out;
+  if (!first.empty()) out.push_back(first);
   if (const char* e = std::getenv("TEMPER_CUDART"); e && *e) out.emplace_back(e);
   std::vector<std::string> roots;
   if (const char* path = std::getenv("PATH")) {
@@ -64,8 +65,9 @@ std::string Api::error_text(Error e) const {
   return std::string(s ? s : "unknown CUDA error") + " (" + std::to_string(e) + ")";
 }
 
-std::string load(Api& api, Device& device) {
+std::string load(Api& api, Device& device, const std::string& driver_path, const std::string& runtime_path) {
   const char* driver_name = std::getenv("TEMPER_CUDA_DRIVER");
+  if (!driver_path.empty()) driver_name = driver_path.c_str();
   if (driver_name == nullptr || *driver_name == 0) driver_name = "libcuda.so.1";
   void* driver = ::dlopen(driver_name, RTLD_NOW | RTLD_GLOBAL);
   if (driver == nullptr) return "no GPU: the NVIDIA driver library cannot be loaded (" + dl_error(driver_name) + ")";
@@ -88,7 +90,7 @@ std::string load(Api& api, Device& device) {
 
   void* runtime = nullptr;
   std::string tried;
-  for (const auto& c : runtime_candidates()) {
+  for (const auto& c : runtime_candidates(runtime_path)) {
     runtime = ::dlopen(c.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (runtime != nullptr) break;
     tried += (tried.empty() ? "" : ", ") + c;

@@ -16,6 +16,7 @@ using Event = void*;
 
 inline constexpr int kMemcpyHostToDevice = 1;
 inline constexpr int kMemcpyDeviceToHost = 2;
+inline constexpr int kMemcpyDeviceToDevice = 3;
 inline constexpr int kAttrMultiProcessorCount = 16;
 inline constexpr int kAttrL2CacheSize = 38;
 inline constexpr int kAttrComputeCapabilityMajor = 75;
@@ -66,6 +67,8 @@ struct Device {
 // a device, then loads the runtime ($TEMPER_CUDART, the toolkit's beside nvcc, then by name)
 // with RTLD_GLOBAL so the candidate's own libcudart dependency binds to it. Returns "" on
 // success, else why not, starting "no GPU: " when there is no driver or no device.
-std::string load(Api& api, Device& device);
+// `driver` and `runtime`, when not empty, are tried first (the worker's --driver and --runtime:
+// the judge names the runtime of the toolkit it compiles with; tests name fakes).
+std::string load(Api& api, Device& device, const std::string& driver = {}, const std::string& runtime = {});
 
 } // namespace temper::worker::cuda

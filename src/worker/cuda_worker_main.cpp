@@ -5,15 +5,25 @@
 // one call with events on the worker's stream, then copies outputs and inputs back so the judge
 // checks them as it checks CPU kernels.
 //
-//   temper-cuda-worker --protocol 2    (started by temper)
-//   temper-cuda-worker --probe         (one JSON line: the device, or why there is none)
+//   temper-cuda-worker [--driver LIB] [--runtime LIB] [--sandbox off] --protocol N   (started by temper)
+//   temper-cuda-worker [--driver LIB] [--runtime LIB] --probe        (one JSON line: the device, or why there is none)
+//
+// With a device-content library (LOAD's device_content; backend/device/device_content.cu), a
+// timed call's inputs are made on the device instead: each element from one of the two draws
+// the arena's sets 0 and 1 hold (uploaded once, at LOAD) as the call's seed says; the outputs
+// are poisoned, hashed and checked for late work there, and come back to the host only when
+// RUN asks (the judge's sampled check). Then a call costs the kernel, the cold-L2 step and a few
+// launches, not host copies of every tensor.
 //
 // It loads the CUDA driver and runtime with dlopen (worker/cuda_api.h), so it starts anywhere;
-// without a GPU, --probe and LOAD say "no GPU: <reason>". It installs no seccomp/Landlock
-// sandbox: the driver needs device files, ioctls, memory mappings and threads of its own
-// (docs/cuda.md); the static boundary checks run before it is started.
+// without a GPU, --probe and LOAD say "no GPU: <reason>". At the end of LOAD, before the
+// artifact is opened, it confines itself with Landlock (worker/cuda_sandbox.h): device files,
+// libraries and the artifact, nothing of temper's cache, vault, home or task; no seccomp filter
+// (the driver needs ioctls and threads of its own). The static boundary checks run before it is
+// started.
 #include "backend/protocol.h"
 #include "worker/cuda_api.h"
+#include "worker/cuda_sandbox.h"
 #include "worker/worker_io.h"
 
 #include <temper/cuda_kernel.h>
@@ -56,10 +66,13 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
+// --driver and --runtime (before --protocol or --probe): libraries to try first.
+std::string g_driver, g_runtime;
+
 int probe() {
   cu::Api api;
   cu::Device d;
-  std::string why = cu::load(api, d);
+  std::string why = cu::load(api, d, g_driver, g_runtime);
   if (!why.empty()) {
     std::printf("{\"schema_version\":1,\"supported\":false,\"reason\":\"%s\"}\n", json_escape(why).c_str());
     return 0;
@@ -97,6 +110,13 @@ struct State {
   size_t flush_bytes = 0;
   int flush_value = 0;
   bool flush_pending = false;
+  // The device-content library, when LOAD named one.
+  int (*dc_mix)(void*, const void*, const void*, uint64_t, int32_t, uint64_t, void*) = nullptr;
+  int (*dc_hash)(const void* const*, const uint64_t*, int32_t, uint64_t*, void*) = nullptr;
+  std::vector<void*> draws[2];        // per input slot: the arena's sets 0 and 1, on the device
+  std::vector<int32_t> element_bytes; // per input slot
+  std::vector<const void*> out_ptrs;  // the outputs' device buffers and sizes, for dc_hash
+  std::vector<uint64_t> out_bytes;
 };
 
 State g;
@@ -126,6 +146,51 @@ void* device_alloc(size_t bytes, std::string& err) {
   return p;
 }
 
+int32_t dtype_bytes(int32_t dtype) {
+  switch (dtype) {
+  case TEMPER_F64:
+  case TEMPER_I64: return 8;
+  case TEMPER_F32:
+  case TEMPER_I32: return 4;
+  case TEMPER_F16:
+  case TEMPER_BF16:
+  case TEMPER_I16: return 2;
+  default: return 1;
+  }
+}
+
+// The device-content library and the two draws on the device. Empty on success.
+std::string load_device_content(const std::string& library) {
+  if (g.load.input_sets != 2) return "device content needs exactly two input sets (the two draws), got " + std::to_string(g.load.input_sets);
+  void* lib = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* e = ::dlerror();
+    return std::string("cannot load the device-content library: ") + (e ? e : library.c_str());
+  }
+  g.dc_mix = reinterpret_cast<decltype(g.dc_mix)>(::dlsym(lib, "temper_dc_mix"));
+  g.dc_hash = reinterpret_cast<decltype(g.dc_hash)>(::dlsym(lib, "temper_dc_hash"));
+  if (g.dc_mix == nullptr || g.dc_hash == nullptr) return "the device-content library lacks temper_dc_mix or temper_dc_hash";
+  std::string err;
+  for (size_t k = 0; k < static_cast<size_t>(g.per_set); ++k) {
+    g.element_bytes.push_back(dtype_bytes(g.inputs[0][k].view.dtype));
+    for (int d = 0; d < 2; ++d) {
+      const Buffer& in = g.inputs[static_cast<size_t>(d)][k];
+      void* p = device_alloc(in.bytes, err);
+      if (p == nullptr) return err;
+      g.draws[d].push_back(p);
+      if (in.bytes > 0) {
+        if (cu::Error e = g.api.cudaMemcpyAsync(p, in.host, in.bytes, cu::kMemcpyHostToDevice, g.stream)) return "uploading a draw: " + g.api.error_text(e);
+      }
+    }
+  }
+  for (const auto& out : g.outputs) {
+    g.out_ptrs.push_back(out.device);
+    g.out_bytes.push_back(out.bytes);
+  }
+  if (cu::Error e = g.api.cudaStreamSynchronize(g.stream)) return "uploading the draws: " + g.api.error_text(e);
+  return {};
+}
+
 std::string handle_load(std::string_view payload) {
   auto cmd = proto::decode_load(payload);
   if (!cmd) return load_failed(true, "malformed LOAD command");
@@ -137,7 +202,7 @@ std::string handle_load(std::string_view payload) {
   if (!c.input_groups.empty()) return load_failed(true, "the CUDA worker cannot pass tensor-list or absent inputs");
 
   // The device first: without one nothing else matters, and the judge reports it as such.
-  if (std::string why = cu::load(g.api, g.device); !why.empty()) return load_failed(true, "unsupported: " + why);
+  if (std::string why = cu::load(g.api, g.device, g_driver, g_runtime); !why.empty()) return load_failed(true, "unsupported: " + why);
 
   // Populated now, as in the CPU worker: no page faults in a new life's first copies.
   void* base = ::mmap(nullptr, c.arena_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, c.arena_fd, 0);
@@ -187,6 +252,9 @@ std::string handle_load(std::string_view payload) {
     g.flush = device_alloc(g.flush_bytes, err);
     if (g.flush == nullptr) return load_failed(true, err);
   }
+  if (!c.device_content.empty()) {
+    if (std::string why = load_device_content(c.device_content); !why.empty()) return load_failed(true, why);
+  }
   if (!c.cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -196,6 +264,10 @@ std::string handle_load(std::string_view payload) {
   }
   if (!io::start_watchdog()) return load_failed(true, "cannot start the watchdog thread");
 
+  // The sandbox last, once the driver, the runtime and the device-content library are loaded
+  // and every allocation is made: nothing after this needs temper's files (worker/cuda_sandbox.h).
+  temper::worker::CudaSandboxResult box = temper::worker::install_cuda_sandbox(c.artifact);
+  if (!box.error.empty()) return load_failed(true, box.error);
   void* handle = ::dlopen(c.artifact.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = ::dlerror();
@@ -204,8 +276,7 @@ std::string handle_load(std::string_view payload) {
   void* sym = ::dlsym(handle, "temper_cuda_kernel");
   if (sym == nullptr) return load_failed(false, "the artifact does not export temper_cuda_kernel (include/temper/cuda_kernel.h)");
   g.fn = reinterpret_cast<temper_cuda_kernel_fn>(sym);
-  return proto::encode_loaded("none: the CUDA worker is not sandboxed (the driver needs device files and ioctls); "
-                              "static boundary checks ran before it started");
+  return proto::encode_loaded(box.description);
 }
 
 std::string done(int status, int64_t ns, const std::string& message) {
@@ -226,11 +297,88 @@ cu::Error copy(void* dst, const void* src, size_t bytes, int kind) {
   return bytes == 0 ? 0 : g.api.cudaMemcpyAsync(dst, src, bytes, kind, g.stream);
 }
 
+[[noreturn]] void report_late_work(bool changed, double late) {
+  proto::BoundaryViolationReply v;
+  v.reason_code = "work_outside_timed_window";
+  v.message = changed ? "the outputs changed after the timed window ended: the kernel left work running outside its stream"
+                      : "the device was still busy " + std::to_string(late * 1e3) +
+                            " ms after the timed window ended: the kernel left work running outside its stream";
+  io::write_all(proto::kReplyFd, proto::encode(v));
+  ::_exit(0);
+}
+
+// The inputs made on the device and the call; the outputs hashed where they are, checked for
+// work left running, and copied to the arena only when asked.
+std::string device_run(const proto::RunCommand& cmd) {
+  cu::Api& api = g.api;
+  const size_t set = static_cast<size_t>(cmd.set);
+  for (size_t k = 0; k < static_cast<size_t>(g.per_set); ++k) {
+    const Buffer& in = g.inputs[set][k];
+    if (int e = g.dc_mix(in.device, g.draws[0][k], g.draws[1][k], in.bytes, g.element_bytes[k], cmd.content_seed, g.stream))
+      return cuda_failed("making the inputs", e);
+  }
+  for (const auto& out : g.outputs)
+    if (cu::Error e = api.cudaMemsetAsync(out.device, 0xFF, out.bytes, g.stream)) return cuda_failed("poisoning the outputs", e);
+  if (g.flush_pending && g.flush != nullptr) {
+    api.cudaCtxResetPersistingL2Cache();
+    g.flush_value = (g.flush_value + 1) & 0xFF;
+    if (cu::Error e = api.cudaMemsetAsync(g.flush, g.flush_value, g.flush_bytes, g.stream)) return cuda_failed("flushing L2", e);
+  }
+  g.flush_pending = false;
+  if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("before the call", e);
+
+  for (size_t k = 0; k < g.inputs[set].size(); ++k) g.call_inputs[k] = g.inputs[set][k].view;
+  for (size_t k = 0; k < g.outputs.size(); ++k) g.call_outputs[k] = g.outputs[k].view;
+  std::copy(g.attrs.begin(), g.attrs.end(), g.call_attrs.begin());
+  temper_args args = io::call_args(g.call_inputs, g.call_outputs, g.call_attrs, g.load.num_threads);
+  api.cudaGetLastError();
+  api.cudaEventRecord(g.start, g.stream);
+  int status = g.fn(&args, g.stream);
+  cu::Error launch = api.cudaGetLastError();
+  api.cudaEventRecord(g.end, g.stream);
+  cu::Error waited = api.cudaEventSynchronize(g.end);
+  std::fflush(nullptr);
+  std::string message = io::kernel_error();
+  if (status == 0 && launch != 0) return done(-1, 0, "the kernel launch failed: " + api.error_text(launch));
+  if (status == 0 && waited != 0) return done(-1, 0, "the kernel failed on the device: " + api.error_text(waited));
+  float ms = 0;
+  api.cudaEventElapsedTime(&ms, g.start, g.end);
+  const double seconds = static_cast<double>(ms) * 1e-3;
+
+  // The outputs as the window left them, hashed in stream order; then, once the whole device is
+  // idle, again: work another stream was still doing shows as a difference or as the wait.
+  uint64_t at_end = 0, after = 0;
+  const auto count = static_cast<int32_t>(g.outputs.size());
+  if (int e = g.dc_hash(g.out_ptrs.data(), g.out_bytes.data(), count, &at_end, g.stream)) return cuda_failed("hashing the outputs", e);
+  auto t0 = std::chrono::steady_clock::now();
+  cu::Error synced = api.cudaDeviceSynchronize();
+  double late = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (synced != 0) return done(-1, 0, "the kernel failed on the device after the timed window: " + api.error_text(synced));
+  if (int e = g.dc_hash(g.out_ptrs.data(), g.out_bytes.data(), count, &after, g.stream)) return cuda_failed("rehashing the outputs", e);
+  if (status == 0 && (after != at_end || late > kLateWorkSeconds + 0.1 * seconds)) report_late_work(after != at_end, late);
+  if (cmd.flags & proto::kRunFetchOutputs) {
+    for (const auto& out : g.outputs)
+      if (cu::Error e = copy(out.host, out.device, out.bytes, cu::kMemcpyDeviceToHost)) return cuda_failed("copying outputs back", e);
+    if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("copying outputs back", e);
+  }
+  proto::DoneReply d;
+  d.status = status;
+  d.kernel_ns = static_cast<int64_t>(seconds * 1e9);
+  d.message = message;
+  d.has_outputs_hash = true;
+  d.outputs_hash = at_end;
+  return proto::encode(d);
+}
+
 std::string handle_run(std::string_view payload) {
   auto cmd = proto::decode_run(payload);
   if (!cmd) io::die(kName, "malformed RUN command");
   if (g.fn == nullptr) io::die(kName, "RUN before a successful LOAD");
   if (cmd->set < 0 || cmd->set >= g.load.input_sets) io::die(kName, "RUN names an input set out of range");
+  if (cmd->flags & proto::kRunDeviceContent) {
+    if (g.dc_mix == nullptr) io::die(kName, "a device-content RUN, but LOAD named no device-content library");
+    return device_run(*cmd);
+  }
   const auto& ins = g.inputs[static_cast<size_t>(cmd->set)];
   cu::Api& api = g.api;
 
@@ -291,24 +439,24 @@ std::string handle_run(std::string_view payload) {
     changed = changed || std::memcmp(g.snapshot.data() + off, out.host, out.bytes) != 0;
     off += out.bytes;
   }
-  if (status == 0 && (changed || late > kLateWorkSeconds + 0.1 * seconds)) {
-    proto::BoundaryViolationReply v;
-    v.reason_code = "work_outside_timed_window";
-    v.message = changed ? "the outputs changed after the timed window ended: the kernel left work running outside its stream"
-                        : "the device was still busy " + std::to_string(late * 1e3) +
-                              " ms after the timed window ended: the kernel left work running outside its stream";
-    io::write_all(proto::kReplyFd, proto::encode(v));
-    ::_exit(0);
-  }
+  if (status == 0 && (changed || late > kLateWorkSeconds + 0.1 * seconds)) report_late_work(changed, late);
   return done(status, static_cast<int64_t>(seconds * 1e9), message);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--probe") == 0) return probe();
-  if (argc != 3 || std::strcmp(argv[1], "--protocol") != 0 || std::strtoul(argv[2], nullptr, 10) != proto::kVersion) {
-    std::fprintf(stderr, "usage: %s --protocol %u (started by temper) | --probe\n", kName, proto::kVersion);
+  int a = 1;
+  for (; a + 1 < argc; a += 2) {
+    if (std::strcmp(argv[a], "--driver") == 0) g_driver = argv[a + 1];
+    // The judge's way to pass TEMPER_CUDA_SANDBOX=off (a worker's environment is fixed).
+    else if (std::strcmp(argv[a], "--sandbox") == 0) ::setenv("TEMPER_CUDA_SANDBOX", argv[a + 1], 1);
+    else if (std::strcmp(argv[a], "--runtime") == 0) g_runtime = argv[a + 1];
+    else break;
+  }
+  if (argc - a == 1 && std::strcmp(argv[a], "--probe") == 0) return probe();
+  if (argc - a != 2 || std::strcmp(argv[a], "--protocol") != 0 || std::strtoul(argv[a + 1], nullptr, 10) != proto::kVersion) {
+    std::fprintf(stderr, "usage: %s [--driver LIB] [--runtime LIB] [--sandbox off] --protocol %u (started by temper) | --probe\n", kName, proto::kVersion);
     return 2;
   }
   io::start_conversation(kName);

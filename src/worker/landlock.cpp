@@ -28,14 +28,10 @@ namespace {
 // From the kernel's include/uapi/linux/landlock.h.
 constexpr uint32_t kCreateRulesetVersion = 1U << 0;
 constexpr int kRulePathBeneath = 1;
+constexpr uint32_t kRestrictSelfTsync = 1U << 3; // ABI 8
 
-constexpr uint64_t kExecute = 1ULL << 0;
-constexpr uint64_t kReadFile = 1ULL << 2;
-constexpr uint64_t kReadDir = 1ULL << 3;
+using namespace landlock_access;
 constexpr uint64_t kAbi1Fs = (1ULL << 13) - 1; // EXECUTE .. MAKE_SYM
-constexpr uint64_t kRefer = 1ULL << 13;        // ABI 2
-constexpr uint64_t kTruncate = 1ULL << 14;     // ABI 3
-constexpr uint64_t kIoctlDev = 1ULL << 15;     // ABI 5
 constexpr uint64_t kNetBindTcp = 1ULL << 0;    // ABI 4
 constexpr uint64_t kNetConnectTcp = 1ULL << 1; // ABI 4
 constexpr uint64_t kScopeAbstractUnixSocket = 1ULL << 0; // ABI 6
@@ -86,7 +82,7 @@ private:
 
 } // namespace
 
-LandlockResult restrict_to_reading(const std::vector<std::string>& readable) {
+LandlockResult restrict_paths(const std::vector<LandlockRule>& rules, bool all_threads) {
   LandlockResult r;
   long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
   if (abi < 1) {
@@ -106,26 +102,25 @@ LandlockResult restrict_to_reading(const std::vector<std::string>& readable) {
     return r;
   }
 
-  for (const std::string& path : readable) {
-    Fd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+  for (const LandlockRule& want : rules) {
+    Fd fd(::open(want.path.c_str(), O_PATH | O_CLOEXEC));
     if (fd.get() < 0) {
       if (errno == ENOENT || errno == ENOTDIR) continue; // absent here (/lib32 on a pure 64-bit system)
-      r.error = errno_text(("open " + path).c_str());
+      r.error = errno_text(("open " + want.path).c_str());
       return r;
     }
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) {
-      r.error = errno_text(("fstat " + path).c_str());
+      r.error = errno_text(("fstat " + want.path).c_str());
       return r;
     }
-    // A rule on a file may only carry file rights. EXECUTE only matters to execve, which the
-    // seccomp filter denies anyway; mmap(PROT_EXEC) of a library needs just READ_FILE.
+    // A rule on a file may only carry file rights; the kernel rejects rights its ABI lacks.
     PathBeneathAttr rule{};
-    rule.allowed_access = S_ISDIR(st.st_mode) ? (kReadFile | kReadDir) : kReadFile;
-    rule.allowed_access &= attr.handled_access_fs & ~kExecute;
+    rule.allowed_access = want.access & (S_ISDIR(st.st_mode) ? ~uint64_t{0} : kFileRights) & attr.handled_access_fs;
+    if (rule.allowed_access == 0) continue; // nothing this kernel can grant there
     rule.parent_fd = fd.get();
     if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRulePathBeneath, &rule, 0U) != 0) {
-      r.error = errno_text(("landlock_add_rule " + path).c_str());
+      r.error = errno_text(("landlock_add_rule " + want.path).c_str());
       return r;
     }
     ++r.paths;
@@ -135,11 +130,22 @@ LandlockResult restrict_to_reading(const std::vector<std::string>& readable) {
     r.error = errno_text("prctl(PR_SET_NO_NEW_PRIVS)");
     return r;
   }
-  if (::syscall(SYS_landlock_restrict_self, ruleset.get(), 0U) != 0) {
+  // TSYNC is all or nothing; refused, this thread alone is bound, as before ABI 8.
+  r.all_threads = all_threads && r.abi >= 8 && ::syscall(SYS_landlock_restrict_self, ruleset.get(), kRestrictSelfTsync) == 0;
+  if (!r.all_threads && ::syscall(SYS_landlock_restrict_self, ruleset.get(), 0U) != 0) {
     r.error = errno_text("landlock_restrict_self");
     return r;
   }
   return r;
+}
+
+LandlockResult restrict_to_reading(const std::vector<std::string>& readable) {
+  // EXECUTE only matters to execve, which temper-worker's seccomp filter denies anyway;
+  // mmap(PROT_EXEC) of a library needs just READ_FILE.
+  std::vector<LandlockRule> rules;
+  rules.reserve(readable.size());
+  for (const std::string& path : readable) rules.push_back({path, kReadFile | kReadDir});
+  return restrict_paths(rules);
 }
 
 } // namespace temper::worker

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
 using namespace temper;
 using namespace temper::backend;
@@ -32,23 +31,6 @@ util::ProcessResult run_probe(std::vector<std::pair<std::string, std::string>> e
   c.timeout = std::chrono::seconds(60);
   return util::default_process_runner().run(c);
 }
-
-// Sets an environment variable for one scope (the worker inherits temper's environment).
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, const char* value) : m_name(name) {
-    if (const char* old = std::getenv(name)) m_old = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (m_old) ::setenv(m_name, m_old->c_str(), 1);
-    else ::unsetenv(m_name);
-  }
-
-private:
-  const char* m_name;
-  std::optional<std::string> m_old;
-};
 
 ArenaLayout small_swiglu_layout() {
   ArenaLayout layout;
@@ -96,11 +78,13 @@ TEST(CudaWorker, ParsesProbeReports) {
 // The judge's LOAD reaches a worker that finds no driver: a harness-level "unsupported", and
 // the worker process ends normally (no crash, no signal).
 TEST(CudaWorker, LoadWithoutADriverIsUnsupportedNotACrash) {
-  ScopedEnv env("TEMPER_CUDA_DRIVER", kNoDriver);
   auto arena = SharedArena::create(small_swiglu_layout());
   ASSERT_TRUE(arena.has_value()) << arena.error().message;
   WorkerOptions wo;
   wo.worker_exe = kCudaWorker;
+  // A worker's environment is fixed (no TEMPER_* variable reaches it), so the driver to try is
+  // an argument: a machine with a real driver behaves as one without.
+  wo.worker_args = {"--driver", kNoDriver};
   wo.artifact = "/nonexistent/kernel.so";
   auto [worker, loaded] = Worker::start(wo, *arena);
   EXPECT_EQ(loaded.outcome, CallOutcome::HarnessError) << loaded.message;

@@ -102,3 +102,33 @@ TEST(PythonGoldenE2E, TaskInitWritesALoadableTemperYamlAndLeavesTheOfficialFiles
   auto again = temper_cli({"task", "init", task.string()});
   EXPECT_EQ(again.exit_code, 2) << again.output;
 }
+
+// `--reference torch`: the bundled SwiGLU's PyTorch function (tasks/swi_glu/pytorch.py) is the
+// reference arm, in the golden runner serving the worker protocol, and the task's C++ reference
+// is timed against it on a small case: a verdict with a finite interval, and the report names
+// the reference "torch <version>, 1 threads".
+TEST(PythonGoldenE2E, TimesAKernelAgainstPyTorch) {
+  auto py = judge::find_golden_python(judge::golden_runner_script().parent_path() / "requirements.txt");
+  if (!py) GTEST_SKIP() << "no golden environment: " << py.error().message;
+  util::TempDir dir("temper-e2e");
+  fs::path json = dir.path() / "report.json";
+  // Case 12: bfloat16 rows of 2 output elements, a small input.
+  auto r = temper_cli({"judge", (kSource / "tasks" / "swi_glu").string(), (kSource / "tasks/swi_glu/reference.cpp").string(),
+                       "--reference", "torch", "--cases", "12", "--tier", "probe", "--cap", "1", "--json", json.string(), "--quiet"});
+  ASSERT_TRUE(r.ok()) << r.output;
+  auto text = util::read_file(json);
+  ASSERT_TRUE(text) << r.output;
+  auto report = nlohmann::json::parse(*text);
+  ASSERT_EQ(report["cases"].size(), 1u);
+  const auto& c = report["cases"][0];
+  EXPECT_EQ(c["status"], "PASSED") << r.output;
+  ASSERT_TRUE(c.contains("timing")) << r.output;
+  const auto& t = c["timing"];
+  EXPECT_NE(t["verdict"], "AMBIGUOUS") << t.dump();
+  ASSERT_TRUE(t["ci"][0].is_number() && t["ci"][1].is_number()) << t.dump();
+  EXPECT_GT(t["ci"][0].get<double>(), 0);
+  EXPECT_LT(t["ci"][1].get<double>(), 1e6);
+  const std::string name = report["context"]["reference"].value("torch", "");
+  EXPECT_EQ(name.rfind("torch 2.", 0), 0u) << report["context"]["reference"].dump();
+  EXPECT_NE(name.find(", 1 threads"), std::string::npos) << name;
+}

@@ -60,6 +60,8 @@ TEST(CudaBoundary, L2PersistenceIsForbiddenUnlessAllowed) {
   EXPECT_TRUE(check_artifact(cuda_kernel({"cudaStreamSetAttribute"}), {}, cuda_policy(task)).ok());
   // Resetting the device is never allowed: it would destroy the worker's context.
   EXPECT_EQ(check_artifact(cuda_kernel({"cudaDeviceReset"}), {}, cuda_policy(task)).reason_code(), "forbidden_import");
+  EXPECT_EQ(check_artifact(cuda_kernel({"cudaLaunchHostFunc"}), {}, cuda_policy(task)).reason_code(), "forbidden_import");
+  EXPECT_EQ(check_artifact(cuda_kernel({"cuStreamAddCallback"}), {}, cuda_policy(task)).reason_code(), "forbidden_import");
 }
 
 TEST(CudaBoundary, LibrariesBeyondTheRuntimeNeedTheTasksPermission) {

@@ -1,0 +1,91 @@
+// The judge's timing job with inputs made on the device (MeasurementProtocol::content_maker
+// "device"), end to end through temper-cuda-worker on the fake driver and runtime
+// (tests/fixtures/cuda_fake): fresh inputs per call mixed there, outputs hashed there, the
+// sampled check rebuilding a call's inputs on the host, fetching its outputs and checking them on
+// the golden. The same path runs on a GPU with the real library (CudaE2E, bench/cuda_judge_cost.sh).
+#include "build/compile_cache.h"
+#include "core/task_loader.h"
+#include "judge/golden.h"
+#include "judge/timing.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+#include <gtest/gtest.h>
+
+namespace temper::judge {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kFake = TEMPER_FAKE_CUDA;
+
+struct DeviceTimingFixture {
+  util::TempDir dir;
+  build::CompileCache cache{dir.path() / "compile", build::CompilerSpec{"g++", {"-O1"}}, util::default_process_runner()};
+  core::Task task;
+  core::Case c;
+
+  DeviceTimingFixture() {
+    auto t = core::load_task(fs::path(TEMPER_SOURCE_DIR) / "tasks" / "swi_glu");
+    EXPECT_TRUE(t) << t.error().message;
+    task = *t;
+    c = task.cases.at(1); // float32, range [-2, 2]
+    c.input_shapes = {{32, 256}};
+  }
+
+  TimingConfig config() const {
+    TimingConfig tc;
+    tc.worker_exe = fs::path(TEMPER_BINARY_DIR) / "temper-cuda-worker";
+    tc.worker_args = {"--driver", (kFake / "lib64" / "libcuda.so.1").string(), "--runtime", (kFake / "lib64" / "libcudart.so").string()};
+    tc.device_content = kFake / "libtemper_fake_device_content.so";
+    tc.judge_work_outside_call = false;
+    auto& p = tc.protocol;
+    p.content_maker = "device";
+    p.clock = "fake runtime events";
+    p.flush_bytes = size_t{1} << 20;
+    p.rule.cap_s = 0.3;
+    p.rule.min_time_s = 0.01;
+    p.rule.warmup_s = 0.002;
+    p.rule.target_lives = 2;
+    p.rule.min_lives = 1;
+    return tc;
+  }
+
+  Expected<CaseTiming> time(const std::string& reference, const std::string& candidate) {
+    GoldenRunner golden(task, cache, util::default_process_runner(), dir.path() / "golden");
+    TEMPER_TRY(golden.prepare());
+    return time_case(task, c, kFake / ("libtemper_fake_swi_glu_" + reference + ".so"),
+                     kFake / ("libtemper_fake_swi_glu_" + candidate + ".so"), golden, config(), 0x5eed, std::nullopt);
+  }
+};
+
+TEST(DeviceTiming, TheReferenceAgainstItselfIsProvedByItsOwnOutputs) {
+  DeviceTimingFixture f;
+  auto t = f.time("plain", "plain");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_FALSE(t->behaviour_differs) << t->message;
+  EXPECT_EQ(t->failure_status, CaseStatus::Passed) << t->message;
+  EXPECT_EQ(t->input_sets, 2) << "the two draws the device mixes";
+  // Calls the reference also made (the same content id) need no re-run; only warm-ups that
+  // the reference did not make do.
+  EXPECT_GT(t->proved_by_reference, 10 * t->rechecks);
+}
+
+TEST(DeviceTiming, OtherBytesWithinToleranceAreCheckedOnTheGolden) {
+  DeviceTimingFixture f;
+  auto t = f.time("plain", "double");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_FALSE(t->behaviour_differs) << t->message;
+  EXPECT_GT(t->rechecks, 0) << "outputs the reference did not give are run again, fetched and checked";
+  EXPECT_EQ(t->rechecks + t->proved_by_reference, std::min(t->check_target, t->candidate_activity.timed_calls));
+}
+
+TEST(DeviceTiming, AKernelWrongOnSomeInputsIsCaught) {
+  DeviceTimingFixture f;
+  auto t = f.time("plain", "wrong");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_TRUE(t->behaviour_differs) << "a third of the calls fail the golden; the sample must find one";
+  EXPECT_NE(t->message.find("fails the golden check"), std::string::npos) << t->message;
+}
+
+} // namespace
+} // namespace temper::judge
