@@ -111,6 +111,27 @@ Expected<fs::path> find_golden_python(const fs::path& requirements) {
               requirements.string(), parent.empty() ? std::string("~/.cache/temper") : parent.string());
 }
 
+namespace {
+
+// The golden runner, its environment's interpreter and pins: what both of its uses need.
+struct RunnerSetup {
+  fs::path runner, requirements, python;
+  std::string runner_source;
+};
+
+Expected<RunnerSetup> runner_setup() {
+  RunnerSetup r;
+  r.runner = golden_runner_script();
+  std::error_code ec;
+  if (!fs::is_regular_file(r.runner, ec)) return fail("the golden runner {} is missing; set TEMPER_GOLDEN_RUNNER", r.runner.string());
+  r.requirements = r.runner.parent_path() / "requirements.txt";
+  TEMPER_TRY_ASSIGN(r.python, find_golden_python(r.requirements));
+  TEMPER_TRY_ASSIGN(r.runner_source, util::read_file(r.runner));
+  return r;
+}
+
+} // namespace
+
 Expected<PythonGolden> prepare_python_golden(const core::Task& task) {
   const fs::path& golden = task.config.golden;
   auto source = util::read_file(golden);
@@ -121,12 +142,12 @@ Expected<PythonGolden> prepare_python_golden(const core::Task& task) {
                 "or `golden: cpu_golden.py` (the same function written with torch alone)",
                 golden.string());
   }
-  fs::path runner = golden_runner_script();
+  TEMPER_TRY_ASSIGN(RunnerSetup setup, runner_setup());
+  const fs::path& runner = setup.runner;
+  const fs::path& requirements = setup.requirements;
+  const fs::path& python = setup.python;
+  const std::string& runner_source = setup.runner_source;
   std::error_code ec;
-  if (!fs::is_regular_file(runner, ec)) return fail("the golden runner {} is missing; set TEMPER_GOLDEN_RUNNER", runner.string());
-  fs::path requirements = runner.parent_path() / "requirements.txt";
-  TEMPER_TRY_ASSIGN(fs::path python, find_golden_python(requirements));
-  TEMPER_TRY_ASSIGN(std::string runner_source, util::read_file(runner));
 
   PythonGolden g;
   g.argv = {python.string(), runner.string(), "--golden", fs::absolute(golden, ec).string()};
@@ -155,12 +176,12 @@ Expected<TorchReference> prepare_torch_reference(const core::Task& task, int thr
   auto text = util::read_file(source);
   if (!text) return fail("cannot read the PyTorch reference {}: {}", source.string(), text.error().message);
   if (imports_torch_npu(*text)) return fail("the PyTorch reference {} imports torch_npu, which needs an Ascend NPU", source.string());
-  fs::path runner = golden_runner_script();
+  TEMPER_TRY_ASSIGN(RunnerSetup setup, runner_setup());
+  const fs::path& runner = setup.runner;
+  const fs::path& requirements = setup.requirements;
+  const fs::path& python = setup.python;
+  const std::string& runner_source = setup.runner_source;
   std::error_code ec;
-  if (!fs::is_regular_file(runner, ec)) return fail("the golden runner {} is missing; set TEMPER_GOLDEN_RUNNER", runner.string());
-  fs::path requirements = runner.parent_path() / "requirements.txt";
-  TEMPER_TRY_ASSIGN(fs::path python, find_golden_python(requirements));
-  TEMPER_TRY_ASSIGN(std::string runner_source, util::read_file(runner));
   TorchReference r;
   r.source = fs::absolute(source, ec);
   r.argv = {python.string(), runner.string(), "--serve", "--golden", r.source.string()};

@@ -297,6 +297,48 @@ cu::Error copy(void* dst, const void* src, size_t bytes, int kind) {
   return bytes == 0 ? 0 : g.api.cudaMemcpyAsync(dst, src, bytes, kind, g.stream);
 }
 
+// The cold-L2 step (after FLUSH), then one call of the kernel on input set `set` between two
+// events. Fills `t`; a non-empty return is the DONE reply for a failure outside the kernel's
+// own return value.
+struct TimedCall {
+  int status = 0;
+  double seconds = 0;
+  std::string message;
+};
+
+std::string timed_call(size_t set, TimedCall& t) {
+  cu::Api& api = g.api;
+  if (g.flush_pending && g.flush != nullptr) {
+    // Cold L2, after the inputs were written (which passes through L2) and before the start event.
+    api.cudaCtxResetPersistingL2Cache();
+    g.flush_value = (g.flush_value + 1) & 0xFF;
+    if (cu::Error e = api.cudaMemsetAsync(g.flush, g.flush_value, g.flush_bytes, g.stream)) return cuda_failed("flushing L2", e);
+  }
+  g.flush_pending = false;
+  if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("before the call", e);
+
+  const auto& ins = g.inputs[set];
+  for (size_t k = 0; k < ins.size(); ++k) g.call_inputs[k] = ins[k].view;
+  for (size_t k = 0; k < g.outputs.size(); ++k) g.call_outputs[k] = g.outputs[k].view;
+  std::copy(g.attrs.begin(), g.attrs.end(), g.call_attrs.begin());
+  temper_args args = io::call_args(g.call_inputs, g.call_outputs, g.call_attrs, g.load.num_threads);
+  api.cudaGetLastError(); // clear: an error after the call is the kernel's
+
+  api.cudaEventRecord(g.start, g.stream);
+  t.status = g.fn(&args, g.stream);
+  cu::Error launch = api.cudaGetLastError();
+  api.cudaEventRecord(g.end, g.stream);
+  cu::Error waited = api.cudaEventSynchronize(g.end);
+  std::fflush(nullptr);
+  t.message = io::kernel_error();
+  if (t.status == 0 && launch != 0) return done(-1, 0, "the kernel launch failed: " + api.error_text(launch));
+  if (t.status == 0 && waited != 0) return done(-1, 0, "the kernel failed on the device: " + api.error_text(waited));
+  float ms = 0;
+  api.cudaEventElapsedTime(&ms, g.start, g.end);
+  t.seconds = static_cast<double>(ms) * 1e-3;
+  return {};
+}
+
 [[noreturn]] void report_late_work(bool changed, double late) {
   proto::BoundaryViolationReply v;
   v.reason_code = "work_outside_timed_window";
@@ -319,31 +361,11 @@ std::string device_run(const proto::RunCommand& cmd) {
   }
   for (const auto& out : g.outputs)
     if (cu::Error e = api.cudaMemsetAsync(out.device, 0xFF, out.bytes, g.stream)) return cuda_failed("poisoning the outputs", e);
-  if (g.flush_pending && g.flush != nullptr) {
-    api.cudaCtxResetPersistingL2Cache();
-    g.flush_value = (g.flush_value + 1) & 0xFF;
-    if (cu::Error e = api.cudaMemsetAsync(g.flush, g.flush_value, g.flush_bytes, g.stream)) return cuda_failed("flushing L2", e);
-  }
-  g.flush_pending = false;
-  if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("before the call", e);
-
-  for (size_t k = 0; k < g.inputs[set].size(); ++k) g.call_inputs[k] = g.inputs[set][k].view;
-  for (size_t k = 0; k < g.outputs.size(); ++k) g.call_outputs[k] = g.outputs[k].view;
-  std::copy(g.attrs.begin(), g.attrs.end(), g.call_attrs.begin());
-  temper_args args = io::call_args(g.call_inputs, g.call_outputs, g.call_attrs, g.load.num_threads);
-  api.cudaGetLastError();
-  api.cudaEventRecord(g.start, g.stream);
-  int status = g.fn(&args, g.stream);
-  cu::Error launch = api.cudaGetLastError();
-  api.cudaEventRecord(g.end, g.stream);
-  cu::Error waited = api.cudaEventSynchronize(g.end);
-  std::fflush(nullptr);
-  std::string message = io::kernel_error();
-  if (status == 0 && launch != 0) return done(-1, 0, "the kernel launch failed: " + api.error_text(launch));
-  if (status == 0 && waited != 0) return done(-1, 0, "the kernel failed on the device: " + api.error_text(waited));
-  float ms = 0;
-  api.cudaEventElapsedTime(&ms, g.start, g.end);
-  const double seconds = static_cast<double>(ms) * 1e-3;
+  TimedCall call;
+  if (std::string failed = timed_call(set, call); !failed.empty()) return failed;
+  const int status = call.status;
+  const double seconds = call.seconds;
+  const std::string& message = call.message;
 
   // The outputs as the window left them, hashed in stream order; then, once the whole device is
   // idle, again: work another stream was still doing shows as a difference or as the wait.
@@ -387,33 +409,11 @@ std::string handle_run(std::string_view payload) {
     if (cu::Error e = copy(in.device, in.host, in.bytes, cu::kMemcpyHostToDevice)) return cuda_failed("copying inputs", e);
   for (const auto& out : g.outputs)
     if (cu::Error e = copy(out.device, out.host, out.bytes, cu::kMemcpyHostToDevice)) return cuda_failed("copying outputs", e);
-  if (g.flush_pending && g.flush != nullptr) {
-    // Cold L2, after the copies (which pass through L2) and before the start event.
-    api.cudaCtxResetPersistingL2Cache();
-    g.flush_value = (g.flush_value + 1) & 0xFF;
-    if (cu::Error e = api.cudaMemsetAsync(g.flush, g.flush_value, g.flush_bytes, g.stream)) return cuda_failed("flushing L2", e);
-  }
-  g.flush_pending = false;
-  if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("before the call", e);
-
-  for (size_t k = 0; k < ins.size(); ++k) g.call_inputs[k] = ins[k].view;
-  for (size_t k = 0; k < g.outputs.size(); ++k) g.call_outputs[k] = g.outputs[k].view;
-  std::copy(g.attrs.begin(), g.attrs.end(), g.call_attrs.begin());
-  temper_args args = io::call_args(g.call_inputs, g.call_outputs, g.call_attrs, g.load.num_threads);
-  api.cudaGetLastError(); // clear: an error after the call is the kernel's
-
-  api.cudaEventRecord(g.start, g.stream);
-  int status = g.fn(&args, g.stream);
-  cu::Error launch = api.cudaGetLastError();
-  api.cudaEventRecord(g.end, g.stream);
-  cu::Error waited = api.cudaEventSynchronize(g.end);
-  std::fflush(nullptr);
-  std::string message = io::kernel_error();
-  if (status == 0 && launch != 0) return done(-1, 0, "the kernel launch failed: " + api.error_text(launch));
-  if (status == 0 && waited != 0) return done(-1, 0, "the kernel failed on the device: " + api.error_text(waited));
-  float ms = 0;
-  api.cudaEventElapsedTime(&ms, g.start, g.end);
-  const double seconds = static_cast<double>(ms) * 1e-3;
+  TimedCall call;
+  if (std::string failed = timed_call(static_cast<size_t>(cmd->set), call); !failed.empty()) return failed;
+  const int status = call.status;
+  const double seconds = call.seconds;
+  const std::string& message = call.message;
 
   // Outputs as they stand at the end of the timed window, in stream order.
   for (const auto& out : g.outputs)
