@@ -331,7 +331,9 @@ void print_table(const JudgeReport& r, std::ostream& out, bool color) {
     out << fmt::format("timing ({} tier, {}+{} jobs): geomean speedup {}{}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n",
                        t["tier"].get<std::string>(), t["measurement_jobs"].get<int>(), t["confirmation_jobs"].get<int>(), geo, ci,
                        v["FASTER"].get<int>(), v["SLOWER"].get<int>(), v["SAME"].get<int>(), v["AMBIGUOUS"].get<int>());
-    if (const auto& ref = r.context.value("reference", nlohmann::json()); ref.is_object() && ref.contains("torch"))
+    // A report built by hand (tests, tools) may have no context at all.
+    const nlohmann::json ref = r.context.is_object() ? r.context.value("reference", nlohmann::json()) : nlohmann::json();
+    if (ref.is_object() && ref.contains("torch"))
       out << fmt::format("reference: PyTorch ({}), {}\n", ref["torch"].get<std::string>(), ref["function"].get<std::string>());
     // AMBIGUOUS is not a dead end: say how much measurement would likely settle it.
     for (const auto& c : r.cases) {
