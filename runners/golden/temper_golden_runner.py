@@ -24,8 +24,12 @@ clock and the thread's CPU time), and copies the outputs into the arena after th
 
 import argparse
 import importlib.util
+import mmap
+import os
 import re
+import struct
 import sys
+import time
 import traceback
 
 BUNDLE_MAGIC = "TEMPER-BUNDLE 1"
@@ -353,7 +357,6 @@ class Payload:
         self.data, self.pos = data, 0
 
     def take(self, fmt):
-        import struct
         v = struct.unpack_from("=" + fmt, self.data, self.pos)
         self.pos += struct.calcsize("=" + fmt)
         return v[0]
@@ -372,12 +375,10 @@ class Payload:
 
 
 def frame(msg_type, payload=b""):
-    import struct
     return struct.pack("=IB", len(payload) + 1, msg_type) + payload
 
 
 def pack_str(text):
-    import struct
     b = text.encode("utf-8")
     return struct.pack("=I", len(b)) + b
 
@@ -386,7 +387,6 @@ class TorchArm:
     """One arm of a timing job: the task's PyTorch function on the arena's tensors."""
 
     def __init__(self, torch, fn, declared, output_names, threads):
-        import os
         self.torch, self.fn, self.declared, self.output_names = torch, fn, declared, output_names
         self.threads = threads
         self.cmd = os.fdopen(CMD_FD, "rb", buffering=0)
@@ -403,7 +403,6 @@ class TorchArm:
         return out
 
     def next_frame(self):
-        import struct
         head = self.read_exact(4)
         if head is None:
             return None, None
@@ -422,7 +421,6 @@ class TorchArm:
         return flat.view(shape)
 
     def load(self, payload):
-        import mmap
         r = Payload(payload)
         version = r.take("I")
         r.string()  # the artifact: this runner's function is named on its command line
@@ -454,7 +452,6 @@ class TorchArm:
         if version != PROTOCOL_VERSION:
             raise GoldenError(f"protocol version {version}, the runner speaks {PROTOCOL_VERSION}")
         if cpus:
-            import os
             os.sched_setaffinity(0, cpus)
         self.arena = mmap.mmap(ARENA_FD, arena_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         per_set = len(inputs) // max(1, input_sets)
@@ -481,9 +478,9 @@ class TorchArm:
             self.upcast = True
 
     def call(self, params):
-        import time
         torch = self.torch
         if self.upcast:
+            # Per call: the judge writes fresh values into the arena before every one.
             params = {k: convert(torch, [v], torch.float32)[0] if isinstance(v, (torch.Tensor, list)) else v
                       for k, v in params.items()}
         with torch.no_grad():
@@ -493,7 +490,6 @@ class TorchArm:
         return result, t1 - t0, c1 - c0
 
     def run(self, payload):
-        import struct
         (s,) = struct.unpack_from("=i", payload)
         result, ns, cpu_ns = self.call(self.calls[s])
         flat = flatten_outputs(result, self.output_names)
@@ -513,7 +509,6 @@ class TorchArm:
         self.flush_buf.add_(1)  # reads and writes every byte, on torch's threads
 
     def serve(self):
-        import struct
         send = self.reply.write
         send(frame(READY, struct.pack("=I", PROTOCOL_VERSION)))
         t, payload = self.next_frame()

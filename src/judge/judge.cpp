@@ -388,19 +388,16 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     tc.worker_args = backend.worker_args;
     tc.worker_env = backend.worker_env;
     tc.device_profiles = backend.device_profiles;
-    if (torch_ref) {
-      tc.reference_command = torch_ref->argv;
-      // Each life of the PyTorch arm imports torch again (seconds): a few lives, as for CUDA.
-      tc.protocol.rule.target_lives = std::min(tc.protocol.rule.target_lives, 3);
-      tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, tc.protocol.rule.target_lives);
-    }
+    if (torch_ref) tc.reference_command = torch_ref->argv;
     // CUDA's and PyPTO's runtimes keep threads of their own busy: measured there, not judged.
     tc.judge_work_outside_call = backend.name == "cpu";
     if (opt.timing->tier == "probe") tc.protocol.check_fraction = kProbeCheckFraction;
     if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
-    if (backend.max_lives > 0 && tc.protocol.rule.target_lives > backend.max_lives) {
-      tc.protocol.rule.target_lives = backend.max_lives;
-      tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, backend.max_lives);
+    // Each life of the PyTorch arm imports torch again (seconds): a few lives, as for CUDA.
+    const int max_lives = torch_ref ? 3 : backend.max_lives;
+    if (max_lives > 0 && tc.protocol.rule.target_lives > max_lives) {
+      tc.protocol.rule.target_lives = max_lives;
+      tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, max_lives);
     }
     if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
     if (!backend.protocol_compiler.empty()) {

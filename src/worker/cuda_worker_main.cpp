@@ -363,9 +363,6 @@ std::string device_run(const proto::RunCommand& cmd) {
     if (cu::Error e = api.cudaMemsetAsync(out.device, 0xFF, out.bytes, g.stream)) return cuda_failed("poisoning the outputs", e);
   TimedCall call;
   if (std::string failed = timed_call(set, call); !failed.empty()) return failed;
-  const int status = call.status;
-  const double seconds = call.seconds;
-  const std::string& message = call.message;
 
   // The outputs as the window left them, hashed in stream order; then, once the whole device is
   // idle, again: work another stream was still doing shows as a difference or as the wait.
@@ -377,16 +374,16 @@ std::string device_run(const proto::RunCommand& cmd) {
   double late = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (synced != 0) return done(-1, 0, "the kernel failed on the device after the timed window: " + api.error_text(synced));
   if (int e = g.dc_hash(g.out_ptrs.data(), g.out_bytes.data(), count, &after, g.stream)) return cuda_failed("rehashing the outputs", e);
-  if (status == 0 && (after != at_end || late > kLateWorkSeconds + 0.1 * seconds)) report_late_work(after != at_end, late);
+  if (call.status == 0 && (after != at_end || late > kLateWorkSeconds + 0.1 * call.seconds)) report_late_work(after != at_end, late);
   if (cmd.flags & proto::kRunFetchOutputs) {
     for (const auto& out : g.outputs)
       if (cu::Error e = copy(out.host, out.device, out.bytes, cu::kMemcpyDeviceToHost)) return cuda_failed("copying outputs back", e);
     if (cu::Error e = api.cudaStreamSynchronize(g.stream)) return cuda_failed("copying outputs back", e);
   }
   proto::DoneReply d;
-  d.status = status;
-  d.kernel_ns = static_cast<int64_t>(seconds * 1e9);
-  d.message = message;
+  d.status = call.status;
+  d.kernel_ns = static_cast<int64_t>(call.seconds * 1e9);
+  d.message = call.message;
   d.has_outputs_hash = true;
   d.outputs_hash = at_end;
   return proto::encode(d);
@@ -411,9 +408,6 @@ std::string handle_run(std::string_view payload) {
     if (cu::Error e = copy(out.device, out.host, out.bytes, cu::kMemcpyHostToDevice)) return cuda_failed("copying outputs", e);
   TimedCall call;
   if (std::string failed = timed_call(static_cast<size_t>(cmd->set), call); !failed.empty()) return failed;
-  const int status = call.status;
-  const double seconds = call.seconds;
-  const std::string& message = call.message;
 
   // Outputs as they stand at the end of the timed window, in stream order.
   for (const auto& out : g.outputs)
@@ -439,8 +433,8 @@ std::string handle_run(std::string_view payload) {
     changed = changed || std::memcmp(g.snapshot.data() + off, out.host, out.bytes) != 0;
     off += out.bytes;
   }
-  if (status == 0 && (changed || late > kLateWorkSeconds + 0.1 * seconds)) report_late_work(changed, late);
-  return done(status, static_cast<int64_t>(seconds * 1e9), message);
+  if (call.status == 0 && (changed || late > kLateWorkSeconds + 0.1 * call.seconds)) report_late_work(changed, late);
+  return done(call.status, static_cast<int64_t>(call.seconds * 1e9), call.message);
 }
 
 } // namespace
