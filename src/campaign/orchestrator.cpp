@@ -154,7 +154,7 @@ PlanContext Orchestrator::plan_context() const {
   // The starting reference may be another kernel than the task's: a starter is never it either.
   // Later sealed references are Student kernels the Student has seen, so they are not refused.
   ctx.refused_sources.push_back(m_file.config.initial_reference);
-  for (const auto& e : certified_kb_entries(m_deps.kb_root, m_deps.target_class, m_deps.target_fingerprint)) ctx.kb_ids.insert(e.id);
+  for (const auto& e : certified_kb_entries(m_deps.kb_roots, m_deps.target_class, m_deps.target_fingerprint)) ctx.kb_ids.insert(e.id);
   return ctx;
 }
 
@@ -271,7 +271,7 @@ Status Orchestrator::prepare_teacher_workspace() {
   json target = m_file.config.target;
   target["target_class"] = m_deps.target_class;
   TEMPER_TRY(util::write_file_atomic(ws / "target.json", target.dump(2) + "\n"));
-  TEMPER_TRY(copy_kb_entries(certified_kb_entries(m_deps.kb_root, m_deps.target_class, m_deps.target_fingerprint), ws / "kb"));
+  TEMPER_TRY(copy_kb_entries(certified_kb_entries(m_deps.kb_roots, m_deps.target_class, m_deps.target_fingerprint), ws / "kb"));
   // The reference as a black box, measured once per round.
   const fs::path refdir = ws / "reference";
   TEMPER_TRY(util::make_dirs(refdir));
@@ -404,7 +404,7 @@ Status Orchestrator::prepare_student_workspace() {
   std::error_code ec;
   fs::remove_all(ws / "kb", ec);
   std::vector<KbEntryRef> cited;
-  for (const auto& e : certified_kb_entries(m_deps.kb_root, m_deps.target_class, m_deps.target_fingerprint)) {
+  for (const auto& e : certified_kb_entries(m_deps.kb_roots, m_deps.target_class, m_deps.target_fingerprint)) {
     if (std::find(m.kb.begin(), m.kb.end(), e.id) != m.kb.end()) cited.push_back(e);
   }
   TEMPER_TRY(copy_kb_entries(cited, ws / "kb"));

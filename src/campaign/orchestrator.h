@@ -42,7 +42,7 @@ struct OrchestratorDeps {
   util::Clock* clock = nullptr;               // empty: a steady clock
   ExpectationEvaluator* expectations = nullptr; // empty: expectations reported unevaluated
   RefProfileHook ref_profile;                 // empty: "unsupported"
-  std::filesystem::path kb_root;              // hw_kb/ (empty: no knowledge entries)
+  std::vector<std::filesystem::path> kb_roots; // hw_kb/ and the user's (empty: no knowledge entries)
   std::string target_class;                   // empty: kb::current_target()'s class
   std::string target_fingerprint;             // empty: kb::current_target().id() (stale kb entries)
   std::ostream* progress = nullptr;           // progress lines; empty: none

@@ -18,10 +18,10 @@ namespace temper::campaign {
 
 namespace fs = std::filesystem;
 
-std::vector<KbEntryRef> certified_kb_entries(const fs::path& kb_root, const std::string& target_class, const std::string& fingerprint) {
+std::vector<KbEntryRef> certified_kb_entries(const std::vector<fs::path>& kb_roots, const std::string& target_class, const std::string& fingerprint) {
   std::vector<KbEntryRef> out;
-  if (kb_root.empty() || target_class.empty()) return out;
-  const kb::KnowledgeBase base = kb::load_kb(kb_root);
+  if (kb_roots.empty() || target_class.empty()) return out;
+  const kb::KnowledgeBase base = kb::load_kb(kb_roots);
   for (const auto& e : base.entries) {
     if (e.target != target_class || e.status != kb::EntryStatus::Certified) continue;
     out.push_back({e.id, e.dir, e.title, e.effective_status(fingerprint) == kb::EntryStatus::Stale});

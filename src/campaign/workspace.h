@@ -24,10 +24,10 @@ struct KbEntryRef {
   bool stale = false;        // certified on another fingerprint of the class: re-certify before relying on it
 };
 
-// The certified entries of `target_class` in the knowledge base at `kb_root` (kb::load_kb: only
-// entries that validate), by id. `fingerprint` (kb::TargetFingerprint::id) marks entries
+// The certified entries of `target_class` in the knowledge bases at `kb_roots` (kb::load_kb:
+// only entries that validate; a later root's entry replaces an earlier one's of the same id), by id. `fingerprint` (kb::TargetFingerprint::id) marks entries
 // certified on another machine of the class as stale. A missing root or class gives none.
-std::vector<KbEntryRef> certified_kb_entries(const std::filesystem::path& kb_root, const std::string& target_class,
+std::vector<KbEntryRef> certified_kb_entries(const std::vector<std::filesystem::path>& kb_roots, const std::string& target_class,
                                              const std::string& fingerprint);
 
 // The task files an agent may read: the definition, cases, description and temper.yaml; never

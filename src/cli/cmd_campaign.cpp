@@ -96,11 +96,14 @@ Status apply_budget(const std::string& item, campaign::Budgets& b) {
   return {};
 }
 
-fs::path kb_root_for(const fs::path& task_dir) {
-  if (const char* env = std::getenv("TEMPER_KB_DIR"); env && *env) return env;
+// The repository's knowledge base (beside the task's tasks/ directory, else the default), with
+// the user's layered over it; $TEMPER_KB_DIR alone when set.
+std::vector<fs::path> kb_roots_for(const fs::path& task_dir) {
+  if (const char* env = std::getenv("TEMPER_KB_DIR"); env && *env) return {env};
+  std::vector<fs::path> roots = kb::default_kb_roots();
   std::error_code ec;
-  if (fs::path beside = task_dir.parent_path().parent_path() / "hw_kb"; fs::is_directory(beside, ec)) return beside;
-  return kb::default_kb_root();
+  if (fs::path beside = task_dir.parent_path().parent_path() / "hw_kb"; fs::is_directory(beside, ec) && !std::getenv("TEMPER_KB")) roots.front() = beside;
+  return roots;
 }
 
 // `./harness ref-profile` for the Teacher: `temper ref profile` on the campaign's sealed entry.
@@ -122,7 +125,7 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
 #ifdef TEMPER_HAVE_AGENT_LAYER
   deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
 #endif
-  deps.kb_root = kb_root_for(task_dir);
+  deps.kb_roots = kb_roots_for(task_dir);
   deps.progress = quiet ? nullptr : &std::cerr;
   return deps;
 }
@@ -132,7 +135,7 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
 std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) {
   auto task = core::load_task(task_dir);
   if (!task || !task->config.cost) return std::nullopt;
-  kb::KnowledgeBase base = kb::load_kb(kb_root_for(task_dir));
+  kb::KnowledgeBase base = kb::load_kb(kb_roots_for(task_dir));
   judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
   if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
   return std::nullopt;

@@ -40,7 +40,7 @@ struct JudgeArgs : TimingArgs, ProfileArgs {
   bool quiet = false;
   std::string store;
   std::string profile_cases; // --profile
-  std::string kb; // knowledge base for roofline bounds; default kb::default_kb_root()
+  std::string kb; // knowledge base for roofline bounds; default kb::default_kb_roots()
   std::string backend = "cpu";
   std::string cuda_arch;
   judge::PyptoOptions pypto;
@@ -130,7 +130,7 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     // task's cost model (CANN-Bench score, fraction of roofline). The knowledge base's current
     // target is this host, which pypto's kernels (NPU or its cost model) do not run on.
     if (auto task = core::load_task(a.task); task && task->config.cost && a.backend != "pypto") {
-      kb::KnowledgeBase base = kb::load_kb(a.kb.empty() ? kb::default_kb_root() : std::filesystem::path(a.kb));
+      kb::KnowledgeBase base = kb::load_kb(a.kb.empty() ? kb::default_kb_roots() : std::vector<std::filesystem::path>{a.kb});
       judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
       if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) o.timing->roofline = roof;
     }
@@ -217,7 +217,7 @@ void register_judge_command(CLI::App& app, Action& action) {
       ->group("Timing against a reference");
   cmd->add_option("--profile", args->profile_cases, "Profile these judged cases (e.g. 1,5) and add a metrics block per case to the report");
   add_profile_options(cmd, *args);
-  cmd->add_option("--kb", args->kb, "Knowledge base whose certified peaks bound each case (default: the repository's hw_kb/)")
+  cmd->add_option("--kb", args->kb, "Knowledge base whose certified peaks bound each case (default: the repository's hw_kb/ and $TEMPER_HOME/hw_kb)")
       ->group("Timing against a reference");
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd, false); }; });
 

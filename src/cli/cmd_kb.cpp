@@ -1,6 +1,7 @@
 // `temper target` and `temper kb list|show|propose|certify|export`: the hardware knowledge base.
 #include "cli/commands.h"
 #include "judge/common.h"
+#include "kb/bootstrap.h"
 #include "kb/certify.h"
 #include "kb/judge_runner.h"
 #include "kb/store.h"
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -30,9 +32,21 @@ struct KbArgs {
   bool quiet = false;
   std::string reports;
   std::string output;
+  // bootstrap
+  std::string from;
+  std::string into;
+  double cap_s = 0.5;
+  double certify_cap_s = 0; // certify --cap; 0: the entry's own
+  bool plan_only = false;
+  bool propose_only = false;
 };
 
+// Where `propose` files an entry: the named knowledge base, else the default one.
 fs::path root_of(const KbArgs& a) { return a.kb.empty() ? kb::default_kb_root() : fs::path(a.kb); }
+
+// What the other commands read: the named knowledge base alone, else the default one with the
+// user's layered over it.
+std::vector<fs::path> roots_of(const KbArgs& a) { return a.kb.empty() ? kb::default_kb_roots() : std::vector<fs::path>{a.kb}; }
 
 int error(const std::string& message) {
   std::cerr << "temper: error: " << message << "\n";
@@ -60,7 +74,7 @@ int run_target(const KbArgs& a) {
 }
 
 int run_list(const KbArgs& a) {
-  kb::KnowledgeBase base = kb::load_kb(root_of(a));
+  kb::KnowledgeBase base = kb::load_kb(roots_of(a));
   const std::string here = kb::current_target().id();
   for (const auto& s : a.statuses) {
     if (!kb::parse_status(s)) return error(fmt::format("--status '{}' is not one of proposed, certified, refuted, stale", s));
@@ -81,7 +95,7 @@ int run_list(const KbArgs& a) {
 }
 
 int run_show(const KbArgs& a) {
-  kb::KnowledgeBase base = kb::load_kb(root_of(a));
+  kb::KnowledgeBase base = kb::load_kb(roots_of(a));
   const kb::Entry* e = base.find(a.id);
   if (!e) {
     print_problems(base);
@@ -101,6 +115,7 @@ int run_show(const KbArgs& a) {
                            : e->probe.kind == kb::ProbeKind::Measure ? fmt::format("{} in {} {}", e->probe.figure.name, e->probe.accept.to_string(), e->probe.figure.unit)
                                                                       : fmt::format("{} in {}, {} profiled calls per job", e->probe.metric.name, e->probe.metric.expect.to_string(), e->probe.calls),
                            (e->dir / e->probe.task).string(), e->probe.case_id);
+  std::cout << fmt::format("  files      {}\n", e->dir.string());
   for (const auto& ev : e->evidence) {
     std::cout << fmt::format("  evidence   {} {} on {}{}: {}\n", ev.date, ev.outcome, ev.fingerprint, ev.fingerprint == here ? " (here)" : "", ev.reason);
   }
@@ -115,7 +130,7 @@ int run_propose(const KbArgs& a) {
 }
 
 int run_certify(const KbArgs& a) {
-  kb::KnowledgeBase base = kb::load_kb(root_of(a));
+  kb::KnowledgeBase base = kb::load_kb(roots_of(a));
   print_problems(base);
   const kb::TargetFingerprint& here = kb::current_target();
   std::vector<kb::Entry*> todo;
@@ -140,6 +155,7 @@ int run_certify(const KbArgs& a) {
   kb::JudgeProbeRunner runner(ro, util::default_process_runner());
   int certified = 0, refuted = 0, ambiguous = 0, failed = 0;
   for (kb::Entry* e : todo) {
+    if (a.certify_cap_s > 0) e->probe.cap_s = a.certify_cap_s; // for this run only: entry.yaml keeps its own
     std::cerr << fmt::format("certifying {} ...\n", e->id);
     auto r = kb::certify(*e, runner, here, !a.dry_run);
     if (!r) {
@@ -159,7 +175,7 @@ int run_certify(const KbArgs& a) {
 }
 
 int run_export(const KbArgs& a) {
-  kb::KnowledgeBase base = kb::load_kb(root_of(a));
+  kb::KnowledgeBase base = kb::load_kb(roots_of(a));
   print_problems(base);
   const std::string target = a.target.empty() ? kb::current_target().target_class() : a.target;
   std::string doc = kb::export_markdown(base, target, kb::current_target());
@@ -172,6 +188,89 @@ int run_export(const KbArgs& a) {
   return kExitOk;
 }
 
+std::string roofline_line(const kb::KnowledgeBase& base, const kb::TargetFingerprint& here, int threads) {
+  const judge::Roofline r = kb::roofline_from_kb(base, here, threads);
+  return fmt::format("{} thread{}: bandwidth {}, flops {}", threads, threads == 1 ? "" : "s",
+                     r.bytes_per_s > 0 ? fmt::format("{:.4g} GB/s", r.bytes_per_s / 1e9) : "none",
+                     r.flops_per_s > 0 ? fmt::format("{:.4g} GFLOP/s", r.flops_per_s / 1e9) : "none");
+}
+
+int run_bootstrap(const KbArgs& a) {
+  const auto started = std::chrono::steady_clock::now();
+  const kb::TargetFingerprint& here = kb::current_target();
+  const fs::path destination = a.into.empty() ? kb::user_kb_root() : fs::path(a.into);
+  std::vector<fs::path> roots = roots_of(a);
+  std::error_code ec;
+  if (std::none_of(roots.begin(), roots.end(), [&](const fs::path& r) { return r == destination || (fs::exists(r, ec) && fs::exists(destination, ec) && fs::equivalent(r, destination, ec)); }))
+    roots.push_back(destination);
+  kb::KnowledgeBase base = kb::load_kb(roots);
+  print_problems(base);
+  if (!a.from.empty() && kb::roofline_entries(base, a.from).empty())
+    return error(fmt::format("--from {}: no roofline entries for that class in {}", a.from, base.root.string()));
+
+  const kb::BootstrapPlan plan = kb::plan_bootstrap(base, here, destination, a.from);
+  std::cout << fmt::format("bootstrap {} (fingerprint {}), into {}\n", plan.target_class, here.id(), destination.string());
+  if (plan.items.empty()) {
+    std::cout << fmt::format("no class of this architecture ({}) has certified roofline entries to start from: write a measure probe "
+                             "(docs/kb.md) and certify it\n",
+                             kb::parse_target_class(plan.target_class).arch);
+    return kExitFailed;
+  }
+  if (!plan.source_class.empty()) std::cout << fmt::format("  missing entries derived from {} (the nearest class with certified ones)\n", plan.source_class);
+  for (const auto& item : plan.items) {
+    const std::string what = item.action == kb::BootstrapItem::Action::Derive  ? fmt::format("from {}", item.source->id)
+                             : item.action == kb::BootstrapItem::Action::Shadow ? fmt::format("copy of {} (stale here), re-certified", item.source->dir.string())
+                                                                                : item.reason;
+    std::cout << fmt::format("  {:<8} {:<24} {}\n", kb::action_name(item.action), item.id, what);
+  }
+  if (plan.to_run() == 0) {
+    std::cout << fmt::format("nothing to bootstrap: roofline here, {}\n", roofline_line(base, here, 1));
+    return kExitOk;
+  }
+  if (a.plan_only) {
+    std::cout << fmt::format("{} probe(s) to run, cap {:g} s per arm (--plan: nothing run)\n", plan.to_run(), a.cap_s);
+    return kExitOk;
+  }
+
+  kb::JudgeRunnerOptions ro;
+  ro.progress = !a.quiet;
+  ro.temper_version = TEMPER_VERSION;
+  if (!a.reports.empty()) {
+    ro.reports_dir = a.reports;
+    fs::create_directories(ro.reports_dir, ec);
+  }
+  kb::JudgeProbeRunner runner(ro, util::default_process_runner());
+  kb::BootstrapOptions bo;
+  bo.destination = destination;
+  bo.cap_s = a.cap_s;
+  bo.certify = !a.propose_only;
+  bo.on_start = [&](int i, int n, const kb::BootstrapItem& item) {
+    std::cerr << fmt::format("[{}/{}] {} {} ({}) ...\n", i, n, a.propose_only ? "filing" : "certifying", item.id,
+                             item.action == kb::BootstrapItem::Action::Derive ? fmt::format("derived from {} of {}", item.source->id, item.source->target)
+                                                                              : std::string(kb::action_name(item.action)));
+  };
+  bo.on_done = [&](const kb::BootstrapRow& row) {
+    if (row.action == "have" || row.action == "skip") return;
+    std::cout << fmt::format("{:<24} {:<10} {}\n", row.id, row.outcome == "ambiguous" ? "proposed" : row.outcome, row.detail);
+  };
+  const std::vector<kb::BootstrapRow> rows = kb::run_bootstrap(plan, runner, here, bo);
+  int certified = 0, refuted = 0, proposed = 0, failed = 0;
+  for (const auto& r : rows) {
+    certified += r.outcome == "certified";
+    refuted += r.outcome == "refuted";
+    proposed += r.outcome == "ambiguous" || r.outcome == "proposed";
+    failed += r.outcome == "error";
+  }
+  const kb::KnowledgeBase after = kb::load_kb(roots);
+  const int seconds = static_cast<int>(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  std::cout << fmt::format("{} certified, {} refuted, {} left proposed, {} could not run, in {}m{:02}s\n", certified, refuted, proposed, failed,
+                           seconds / 60, seconds % 60);
+  std::cout << fmt::format("roofline here, {}\n", roofline_line(after, here, 1));
+  if (here.cores > 1) std::cout << fmt::format("roofline here, {}\n", roofline_line(after, here, here.cores));
+  std::cout << fmt::format("entries are in {}; `temper kb export` shows them\n", (destination / plan.target_class).string());
+  return failed ? kExitFailed : kExitOk;
+}
+
 } // namespace
 
 void register_kb_commands(CLI::App& app, Action& action) {
@@ -181,7 +280,7 @@ void register_kb_commands(CLI::App& app, Action& action) {
   target->callback([args, &action] { action = [args] { return run_target(*args); }; });
 
   CLI::App* kbc = app.add_subcommand("kb", "The hardware knowledge base: claims about a target, certified by probes");
-  kbc->add_option("--kb", args->kb, "Knowledge base root (default: $TEMPER_KB, ./hw_kb, or the repository's hw_kb/)");
+  kbc->add_option("--kb", args->kb, "Knowledge base root, read alone (default: the repository's hw_kb/ with $TEMPER_HOME/hw_kb layered over it; $TEMPER_KB alone when set)");
   kbc->require_subcommand(1);
 
   CLI::App* list = kbc->add_subcommand("list", "List entries with their status here (stale: decided on another fingerprint)");
@@ -203,12 +302,24 @@ void register_kb_commands(CLI::App& app, Action& action) {
   certify->add_option("id", args->id, "Entry id");
   certify->add_flag("--all", args->all, "Every entry of this machine's target class");
   certify->add_flag("--dry-run", args->dry_run, "Decide, but write nothing");
+  certify->add_option("--cap", args->certify_cap_s, "Seconds per arm and job for this run (default: the entry's probe.cap_s)")
+      ->check(CLI::PositiveNumber);
   certify->add_option("--reports", args->reports, "Keep each probe's judge report (JSON) in this directory");
   certify->add_flag("--quiet,-q", args->quiet, "No judge progress lines on stderr");
   certify->callback([args, &action] {
     if (args->all == !args->id.empty()) throw CLI::ValidationError("kb certify", "give an entry id or --all (not both)");
     action = [args] { return run_certify(*args); };
   });
+
+  CLI::App* boot = kbc->add_subcommand("bootstrap", "Certify here the roofline entries this machine's target class lacks, from the nearest class's probes");
+  boot->add_option("--from", args->from, "Derive missing entries from this target class (default: the nearest with certified roofline entries)");
+  boot->add_option("--into", args->into, "Knowledge base to file entries in (default: $TEMPER_HOME/hw_kb, ~/.temper/hw_kb)");
+  boot->add_option("--cap", args->cap_s, "Seconds per arm and job for every probe run")->capture_default_str()->check(CLI::PositiveNumber);
+  boot->add_flag("--plan", args->plan_only, "Show what would be done, run nothing");
+  boot->add_flag("--propose-only", args->propose_only, "File the entries as proposed (to review their ranges), certify nothing");
+  boot->add_option("--reports", args->reports, "Keep each probe's judge report (JSON) in this directory");
+  boot->add_flag("--quiet,-q", args->quiet, "No judge progress lines on stderr");
+  boot->callback([args, &action] { action = [args] { return run_bootstrap(*args); }; });
 
   CLI::App* exp = kbc->add_subcommand("export", "The certified entries of a target as one Markdown document (for an agent's workspace)");
   exp->add_option("--target", args->target, "Target class (default: this machine's)");

@@ -84,6 +84,7 @@ struct Evidence {
 
 struct Entry {
   std::filesystem::path dir;  // hw_kb/<target>/<id>
+  std::filesystem::path kb_root; // the knowledge base it was loaded from (load_kb); empty when loaded alone
   std::string id;
   std::string title;
   std::string target;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 
 namespace temper::kb {
 
@@ -19,6 +20,21 @@ fs::path default_kb_root() {
   std::error_code ec;
   if (fs::is_directory("hw_kb", ec)) return fs::absolute("hw_kb");
   return fs::path(TEMPER_SOURCE_DIR) / "hw_kb";
+}
+
+fs::path user_kb_root() {
+  if (const char* home = std::getenv("TEMPER_HOME"); home && *home) return fs::path(home) / "hw_kb";
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".temper" / "hw_kb";
+  return fs::path(".temper") / "hw_kb";
+}
+
+std::vector<fs::path> default_kb_roots() {
+  if (const char* env = std::getenv("TEMPER_KB"); env && *env) return {env};
+  std::vector<fs::path> roots{default_kb_root()};
+  std::error_code ec;
+  const fs::path user = user_kb_root();
+  if (!fs::exists(user, ec) || !fs::equivalent(user, roots.front(), ec)) roots.push_back(user);
+  return roots;
 }
 
 const Entry* KnowledgeBase::find(const std::string& id) const {
@@ -35,6 +51,7 @@ Entry* KnowledgeBase::find(const std::string& id) {
 KnowledgeBase load_kb(const fs::path& root) {
   KnowledgeBase kb;
   kb.root = root;
+  kb.roots = {root};
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return kb;
   std::vector<fs::path> dirs;
@@ -56,8 +73,26 @@ KnowledgeBase load_kb(const fs::path& root) {
       continue;
     }
     seen[p.entry->id] = d;
+    p.entry->kb_root = root;
     kb.entries.push_back(std::move(*p.entry));
   }
+  return kb;
+}
+
+KnowledgeBase load_kb(const std::vector<fs::path>& roots) {
+  KnowledgeBase kb;
+  for (const auto& root : roots) {
+    KnowledgeBase layer = load_kb(root);
+    kb.problems.insert(kb.problems.end(), layer.problems.begin(), layer.problems.end());
+    for (auto& e : layer.entries) {
+      auto same = std::find_if(kb.entries.begin(), kb.entries.end(), [&](const Entry& x) { return x.id == e.id; });
+      if (same != kb.entries.end()) *same = std::move(e);
+      else kb.entries.push_back(std::move(e));
+    }
+  }
+  std::sort(kb.entries.begin(), kb.entries.end(), [](const Entry& a, const Entry& b) { return std::tie(a.target, a.id) < std::tie(b.target, b.id); });
+  kb.roots = roots;
+  if (!roots.empty()) kb.root = roots.front();
   return kb;
 }
 
@@ -105,6 +140,9 @@ std::string export_markdown(const KnowledgeBase& kb, const std::string& target_c
     out += fmt::format("- **Claim:** {}\n- **Mechanism:** {}\n- **In a kernel:** {}\n", e.claim, e.mechanism, e.usage);
     if (ev) out += fmt::format("- **Evidence:** {} on {} (fingerprint {}): {}\n", ev->outcome, ev->date, ev->fingerprint, ev->reason);
     if (!e.tags.empty()) out += fmt::format("- **Tags:** {}\n", fmt::join(e.tags, ", "));
+    // Entries of the user's knowledge base (bootstrapped here) are not in the repository yet.
+    if (kb.roots.size() > 1 && !e.kb_root.empty() && e.kb_root != kb.root)
+      out += fmt::format("- **Files:** {} (this machine's knowledge base; contribute it as hw_kb/{}/{})\n", e.dir.string(), e.target, e.id);
     out += "\n";
     ++shown;
   }
@@ -113,15 +151,10 @@ std::string export_markdown(const KnowledgeBase& kb, const std::string& target_c
   return out;
 }
 
-namespace {
-
-// The probe task's thread count (its temper.yaml), 1 when it cannot be read.
 int probe_threads(const Entry& e) {
   auto task = core::load_task(e.dir / e.probe.task);
   return task ? task->config.threads : 1;
 }
-
-} // namespace
 
 judge::Roofline roofline_from_kb(const KnowledgeBase& kb, const TargetFingerprint& here, int threads) {
   judge::Roofline r;

@@ -59,6 +59,23 @@ std::string TargetFingerprint::microarch() const {
   return fmt::format("unknown-f{}m{}", family, model);
 }
 
+TargetClassParts parse_target_class(const std::string& target_class) {
+  const size_t first = target_class.find('-');
+  const size_t last = target_class.rfind('-');
+  if (first == std::string::npos || last == first) return {};
+  return {target_class.substr(0, first), target_class.substr(first + 1, last - first - 1), target_class.substr(last + 1)};
+}
+
+std::string microarch_vendor(const std::string& microarch) {
+  for (const auto& r : kAmd) {
+    if (microarch == r.name) return "AuthenticAMD";
+  }
+  for (const auto& r : kIntel) {
+    if (microarch == r.name) return "GenuineIntel";
+  }
+  return {};
+}
+
 std::string TargetFingerprint::isa_tier() const {
   if (arch == "aarch64") return has_flag("sve") ? "sve" : "neon";
   if (has_flag("avx512f")) return "avx512";

@@ -41,6 +41,19 @@ struct TargetFingerprint {
 // From util::host_info() and the compiler's identity (empty when it cannot be run).
 TargetFingerprint make_fingerprint(const util::HostInfo& host, const std::string& compiler_version);
 
+// A target class's parts: x86_64-zen5-avx512 is {x86_64, zen5, avx512}; the microarch may itself
+// hold dashes (unknown-f26m2). Empty parts when the name has fewer than three.
+struct TargetClassParts {
+  std::string arch;
+  std::string microarch;
+  std::string isa_tier;
+};
+TargetClassParts parse_target_class(const std::string& target_class);
+
+// The CPU vendor of a microarch name from the class table (AuthenticAMD, GenuineIntel), empty when
+// the name is not in it.
+std::string microarch_vendor(const std::string& microarch);
+
 // This machine with the default compiler (g++), computed once.
 const TargetFingerprint& current_target();
 

@@ -21,7 +21,7 @@ TEST(CampaignWorkspaceTest, KnowledgeEntriesComeFromTheKnowledgeBase) {
   ASSERT_NE(fma->last_decisive(), nullptr);
   const std::string certified_on = fma->last_decisive()->fingerprint;
 
-  auto here = certified_kb_entries(root, klass, certified_on);
+  auto here = certified_kb_entries({root}, klass, certified_on);
   std::set<std::string> ids;
   for (const auto& e : here) ids.insert(e.id);
   EXPECT_TRUE(ids.count("fma-peak-1t"));
@@ -35,11 +35,11 @@ TEST(CampaignWorkspaceTest, KnowledgeEntriesComeFromTheKnowledgeBase) {
     }
   }
   // On another machine of the class the same entries are listed, marked stale.
-  auto elsewhere = certified_kb_entries(root, klass, "0000000000000000");
+  auto elsewhere = certified_kb_entries({root}, klass, "0000000000000000");
   ASSERT_EQ(elsewhere.size(), here.size());
   for (const auto& e : elsewhere) EXPECT_TRUE(e.stale) << e.id;
-  EXPECT_TRUE(certified_kb_entries(root, "riscv64-unknown", certified_on).empty());
-  EXPECT_TRUE(certified_kb_entries(fs::path(), klass, certified_on).empty());
+  EXPECT_TRUE(certified_kb_entries({root}, "riscv64-unknown", certified_on).empty());
+  EXPECT_TRUE(certified_kb_entries({}, klass, certified_on).empty());
 
   util::TempDir tmp("temper-campaign-ws");
   ASSERT_TRUE(copy_kb_entries(elsewhere, tmp.path() / "kb"));
