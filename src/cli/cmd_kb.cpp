@@ -129,6 +129,19 @@ int run_propose(const KbArgs& a) {
   return kExitOk;
 }
 
+// How certify and bootstrap run probes: progress unless --quiet, reports kept in --reports.
+kb::JudgeRunnerOptions runner_options(const KbArgs& a) {
+  kb::JudgeRunnerOptions ro;
+  ro.progress = !a.quiet;
+  ro.temper_version = TEMPER_VERSION;
+  if (!a.reports.empty()) {
+    ro.reports_dir = a.reports;
+    std::error_code ec;
+    fs::create_directories(ro.reports_dir, ec);
+  }
+  return ro;
+}
+
 int run_certify(const KbArgs& a) {
   kb::KnowledgeBase base = kb::load_kb(roots_of(a));
   print_problems(base);
@@ -144,15 +157,7 @@ int run_certify(const KbArgs& a) {
     if (!e) return error(fmt::format("no entry '{}' in {}", a.id, base.root.string()));
     todo.push_back(e);
   }
-  kb::JudgeRunnerOptions ro;
-  ro.progress = !a.quiet;
-  ro.temper_version = TEMPER_VERSION;
-  if (!a.reports.empty()) {
-    ro.reports_dir = a.reports;
-    std::error_code ec;
-    fs::create_directories(ro.reports_dir, ec);
-  }
-  kb::JudgeProbeRunner runner(ro, util::default_process_runner());
+  kb::JudgeProbeRunner runner(runner_options(a), util::default_process_runner());
   int certified = 0, refuted = 0, ambiguous = 0, failed = 0;
   for (kb::Entry* e : todo) {
     if (a.certify_cap_s > 0) e->probe.cap_s = a.certify_cap_s; // for this run only: entry.yaml keeps its own
@@ -200,9 +205,7 @@ int run_bootstrap(const KbArgs& a) {
   const kb::TargetFingerprint& here = kb::current_target();
   const fs::path destination = a.into.empty() ? kb::user_kb_root() : fs::path(a.into);
   std::vector<fs::path> roots = roots_of(a);
-  std::error_code ec;
-  if (std::none_of(roots.begin(), roots.end(), [&](const fs::path& r) { return r == destination || (fs::exists(r, ec) && fs::exists(destination, ec) && fs::equivalent(r, destination, ec)); }))
-    roots.push_back(destination);
+  if (std::none_of(roots.begin(), roots.end(), [&](const fs::path& r) { return kb::same_root(r, destination); })) roots.push_back(destination);
   kb::KnowledgeBase base = kb::load_kb(roots);
   print_problems(base);
   if (!a.from.empty() && kb::roofline_entries(base, a.from).empty())
@@ -232,14 +235,7 @@ int run_bootstrap(const KbArgs& a) {
     return kExitOk;
   }
 
-  kb::JudgeRunnerOptions ro;
-  ro.progress = !a.quiet;
-  ro.temper_version = TEMPER_VERSION;
-  if (!a.reports.empty()) {
-    ro.reports_dir = a.reports;
-    fs::create_directories(ro.reports_dir, ec);
-  }
-  kb::JudgeProbeRunner runner(ro, util::default_process_runner());
+  kb::JudgeProbeRunner runner(runner_options(a), util::default_process_runner());
   kb::BootstrapOptions bo;
   bo.destination = destination;
   bo.cap_s = a.cap_s;

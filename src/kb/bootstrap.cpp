@@ -36,11 +36,6 @@ int isa_rank(const std::string& arch, const std::string& tier) {
   return it == order.end() ? -1 : static_cast<int>(it - order.begin());
 }
 
-bool same_dir(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  return fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec);
-}
-
 std::string read_or_empty(const fs::path& p) {
   auto text = util::read_file(p);
   return text ? *text : std::string();
@@ -221,7 +216,7 @@ BootstrapPlan plan_bootstrap(const KnowledgeBase& kb, const TargetFingerprint& h
       const Evidence* ev = e->last_decisive();
       item.reason = ev ? fmt::format("certified here on {}", ev->date) : "certified here";
     } else if (!too_many_threads(*e, item)) {
-      item.action = same_dir(e->kb_root, destination) ? BootstrapItem::Action::Certify : BootstrapItem::Action::Shadow;
+      item.action = same_root(e->kb_root, destination) ? BootstrapItem::Action::Certify : BootstrapItem::Action::Shadow;
     }
     plan.items.push_back(item);
   }

@@ -28,12 +28,15 @@ fs::path user_kb_root() {
   return fs::path(".temper") / "hw_kb";
 }
 
+bool same_root(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return a == b || (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec));
+}
+
 std::vector<fs::path> default_kb_roots() {
   if (const char* env = std::getenv("TEMPER_KB"); env && *env) return {env};
   std::vector<fs::path> roots{default_kb_root()};
-  std::error_code ec;
-  const fs::path user = user_kb_root();
-  if (!fs::exists(user, ec) || !fs::equivalent(user, roots.front(), ec)) roots.push_back(user);
+  if (const fs::path user = user_kb_root(); !same_root(user, roots.front())) roots.push_back(user);
   return roots;
 }
 

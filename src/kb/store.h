@@ -24,6 +24,9 @@ std::filesystem::path default_kb_root();
 // the source tree.
 std::filesystem::path user_kb_root();
 
+// Whether two knowledge-base roots are one directory (equal paths, or both exist and are the same file).
+bool same_root(const std::filesystem::path& a, const std::filesystem::path& b);
+
 // What commands read when no knowledge base is named: default_kb_root(), then the user's
 // (which shadows it entry by entry). $TEMPER_KB alone when it is set.
 std::vector<std::filesystem::path> default_kb_roots();
