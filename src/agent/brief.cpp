@@ -13,7 +13,7 @@ namespace temper::agent {
 
 namespace {
 
-bool is_identifier(std::string_view s) {
+bool is_variable_name(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   for (char c : s) {
     if (!(c == '_' || c == '.' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) {
@@ -23,7 +23,7 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_spaces(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
@@ -40,9 +40,9 @@ Expected<std::string> render_brief(std::string_view text, const BriefVars& vars)
     if (open == std::string_view::npos) break;
     size_t close = text.find("}}", open + 2);
     if (close == std::string_view::npos) break;
-    std::string_view name = trim(text.substr(open + 2, close - open - 2));
+    std::string_view name = trim_spaces(text.substr(open + 2, close - open - 2));
     out.append(text.substr(pos, open - pos));
-    if (!is_identifier(name)) {
+    if (!is_variable_name(name)) {
       out.append(text.substr(open, 2));
       pos = open + 2;
       continue;

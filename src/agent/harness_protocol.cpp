@@ -2,6 +2,7 @@
 // keys, wrong types and fields that the op does not take are errors) so that a confused or
 // hostile client gets a clear message instead of a half-understood request.
 #include "agent/harness_protocol.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <array>
@@ -61,19 +62,12 @@ Status validate_grid_axis(const std::string& axis) {
 
 namespace {
 
-bool is_identifier(std::string_view name) {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  });
-}
-
 } // namespace
 
 Status validate_variant(const std::map<std::string, std::string>& variant) {
   if (variant.empty()) return fail("a variant names no knob");
   for (const auto& [name, value] : variant) {
-    if (!is_identifier(name)) return fail("variant knob name \"{}\" is not an identifier", name);
+    if (!util::is_identifier(name)) return fail("variant knob name \"{}\" is not an identifier", name);
     if (value.empty()) return fail("variant knob {} has an empty value", name);
     if (std::any_of(value.begin(), value.end(), [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ','; })) {
       return fail("variant knob {}: value \"{}\" contains whitespace or a comma", name, value);

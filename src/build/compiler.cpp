@@ -4,6 +4,7 @@
 
 #include "util/hash.h"
 #include "util/host.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 
@@ -105,12 +106,6 @@ bool wants_specialization(const std::string& text) {
 }
 
 namespace {
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  return true;
-}
 } // namespace
 
 std::vector<Define> specialization_defines(const core::Operator& op, const core::Case& c) {
@@ -130,7 +125,7 @@ std::vector<Define> specialization_defines(const core::Operator& op, const core:
   }
   (void)op;
   for (const auto& [name, value] : c.attrs) {
-    if (!is_identifier(name)) continue;
+    if (!util::is_identifier(name)) continue;
     switch (value.kind) {
     case core::AttrKind::Int:
     case core::AttrKind::Bool:

@@ -1,4 +1,5 @@
 #include "build/knobs.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,17 +13,6 @@
 
 namespace temper::build {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool is_identifier(std::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 // A macro value: a number or an identifier, nothing that could smuggle more flags in.
 bool is_value(std::string_view s) {
@@ -43,10 +33,10 @@ std::optional<double> as_number(std::string_view s) {
 std::optional<std::string_view> directive(std::string_view line) {
   const auto p = line.find("//");
   if (p == std::string_view::npos) return std::nullopt;
-  std::string_view rest = trim(line.substr(p + 2));
+  std::string_view rest = util::trim(line.substr(p + 2));
   constexpr std::string_view kPrefix = "temper:";
   if (rest.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  return trim(rest.substr(kPrefix.size()));
+  return util::trim(rest.substr(kPrefix.size()));
 }
 
 Expected<Knob> parse_knob(std::string_view text, int line) {
@@ -57,18 +47,18 @@ Expected<Knob> parse_knob(std::string_view text, int line) {
   if (eq == std::string_view::npos) return bad("no '='");
   Knob k;
   k.line = line;
-  k.name = std::string(trim(text.substr(0, eq)));
-  if (!is_identifier(k.name)) return bad(fmt::format("'{}' is not a macro name", k.name));
-  std::string_view rest = trim(text.substr(eq + 1));
+  k.name = std::string(util::trim(text.substr(0, eq)));
+  if (!util::is_identifier(k.name)) return bad(fmt::format("'{}' is not a macro name", k.name));
+  std::string_view rest = util::trim(text.substr(eq + 1));
   const auto in = rest.find(" in ");
   if (in == std::string_view::npos) return bad(fmt::format("knob {}: no ' in {{...}}'", k.name));
-  k.default_value = std::string(trim(rest.substr(0, in)));
-  std::string_view set = trim(rest.substr(in + 4));
+  k.default_value = std::string(util::trim(rest.substr(0, in)));
+  std::string_view set = util::trim(rest.substr(in + 4));
   if (set.size() < 2 || set.front() != '{' || set.back() != '}') return bad(fmt::format("knob {}: values must be in braces", k.name));
   set = set.substr(1, set.size() - 2);
   while (!set.empty()) {
     const auto comma = set.find(',');
-    const std::string_view v = trim(set.substr(0, comma));
+    const std::string_view v = util::trim(set.substr(0, comma));
     if (!is_value(v)) return bad(fmt::format("knob {}: '{}' is not a number or a name", k.name, v));
     if (std::find(k.values.begin(), k.values.end(), v) != k.values.end()) {
       return bad(fmt::format("knob {}: value {} listed twice", k.name, v));
@@ -140,9 +130,9 @@ Expected<KnobSpace> parse_knobs(std::string_view source) {
       constexpr std::string_view kKnob = "knob ";
       constexpr std::string_view kConstraint = "knob-constraint ";
       if (d->substr(0, kConstraint.size()) == kConstraint) {
-        constraint_text.emplace_back(std::string(trim(d->substr(kConstraint.size()))), line_no);
+        constraint_text.emplace_back(std::string(util::trim(d->substr(kConstraint.size()))), line_no);
       } else if (d->substr(0, kKnob.size()) == kKnob) {
-        TEMPER_TRY_ASSIGN(Knob knob, parse_knob(trim(d->substr(kKnob.size())), line_no));
+        TEMPER_TRY_ASSIGN(Knob knob, parse_knob(util::trim(d->substr(kKnob.size())), line_no));
         if (const Knob* prior = space.find(knob.name)) {
           return fail("{}", fmt::format("line {}: knob {} is already declared on line {}", line_no, knob.name, prior->line));
         }

@@ -8,6 +8,7 @@
 #include "judge/common.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/json_file.h"
 
 #include <fmt/format.h>
 
@@ -33,15 +34,6 @@ HarnessResponse reply(bool ok, std::string message, json body = json::object()) 
 json gate_json(const std::optional<PerformanceGate>& g) {
   if (!g) return nullptr;
   return {{"tier", g->tier}, {"cases", g->cases}, {"min_speedup", g->min_speedup}, {"against", g->against}};
-}
-
-Expected<json> read_json_file(const fs::path& f) {
-  TEMPER_TRY_ASSIGN(std::string text, util::read_file(f));
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    return fail("{}: {}", f.string(), e.what());
-  }
 }
 
 // What the Student sees of a report: statuses, errors, timing verdicts; not the context block.
@@ -139,7 +131,7 @@ Expected<int> Orchestrator::begin_attempt(const std::string& op, const json& int
 Status Orchestrator::finish_attempt(int n, bool resuming) {
   const fs::path dir = attempt_dir(n);
   if (fs::exists(dir / "result.json")) return {};
-  TEMPER_TRY_ASSIGN(json intent, read_json_file(dir / "intent.json"));
+  TEMPER_TRY_ASSIGN(json intent, util::read_json(dir / "intent.json"));
   const std::string op = intent.value("op", "");
   json result = {{"schema_version", 1}, {"number", n}, {"op", op}, {"milestone", intent.value("milestone", "")},
                  {"accepted", false}, {"gate_faster", false}, {"speedup", nullptr}, {"reasons", json::array()},
@@ -157,7 +149,7 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
       const fs::path file = dir / name;
       json report;
       if (fs::exists(file)) {
-        TEMPER_TRY_ASSIGN(report, read_json_file(file)); // a finished run is never repeated
+        TEMPER_TRY_ASSIGN(report, util::read_json(file)); // a finished run is never repeated
       } else if (resuming) {
         status = "interrupted";
         result["reasons"].push_back("temper stopped while the judge ran; this attempt was not judged: submit again");
@@ -269,13 +261,13 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
 Status Orchestrator::apply_attempt(int n) {
   CampaignState& s = m_file.state;
   const fs::path dir = attempt_dir(n);
-  TEMPER_TRY_ASSIGN(json intent, read_json_file(dir / "intent.json"));
-  TEMPER_TRY_ASSIGN(json result, read_json_file(dir / "result.json"));
+  TEMPER_TRY_ASSIGN(json intent, util::read_json(dir / "intent.json"));
+  TEMPER_TRY_ASSIGN(json result, util::read_json(dir / "result.json"));
   const std::string op = result.value("op", "");
   const std::string milestone = result.value("milestone", "");
   // Ledger rows first (keyed, so a replay adds nothing), then the state.
   for (const auto& name : result.value("reports", json::array())) {
-    TEMPER_TRY_ASSIGN(json report, read_json_file(dir / name.get<std::string>()));
+    TEMPER_TRY_ASSIGN(json report, util::read_json(dir / name.get<std::string>()));
     const ReportSummary sm = summarize_report(report);
     const std::string key = fmt::format("R{}-A{:04}-{}", s.round, n, name.get<std::string>());
     JudgeRunRow jr{key, s.round, milestone, n, op, sm.tier, sm.cases, sm.wall_seconds, sm.compile_seconds, sm.confirm_seconds, m_turn_key};
@@ -344,7 +336,7 @@ Status Orchestrator::write_feedback(int n, const json& result) {
   const fs::path dir = attempt_dir(n);
   json excerpt = {{"result", result}, {"reports", json::array()}};
   for (const auto& name : result.value("reports", json::array())) {
-    if (auto r = read_json_file(dir / name.get<std::string>())) excerpt["reports"].push_back(report_excerpt(*r));
+    if (auto r = util::read_json(dir / name.get<std::string>())) excerpt["reports"].push_back(report_excerpt(*r));
   }
   TEMPER_TRY(util::write_file_atomic(fb / fmt::format("{:04}.json", n), excerpt.dump(2) + "\n"));
   std::string md = fmt::format("# Attempt {} ({} {}): {}\n\n", n, result.value("op", ""), result.value("milestone", ""), result.value("status", ""));
@@ -368,7 +360,7 @@ Status Orchestrator::write_trajectory() {
   std::string index = "# Trajectory of this round\n\n| attempt | milestone | op | status | speedup | reasons |\n|---|---|---|---|---|---|\n";
   for (int n = 1; n < m_file.state.next_attempt; ++n) {
     const fs::path dir = attempt_dir(n);
-    auto result = read_json_file(dir / "result.json");
+    auto result = util::read_json(dir / "result.json");
     if (!result) continue;
     const fs::path out = traj / fmt::format("{:04}", n);
     TEMPER_TRY(util::make_dirs(out));
@@ -378,7 +370,7 @@ Status Orchestrator::write_trajectory() {
       TEMPER_TRY(util::write_file_atomic(out / name, text));
     }
     for (const auto& name : result->value("reports", json::array())) {
-      if (auto r = read_json_file(dir / name.get<std::string>())) {
+      if (auto r = util::read_json(dir / name.get<std::string>())) {
         TEMPER_TRY(util::write_file_atomic(out / name.get<std::string>(), report_excerpt(*r).dump(2) + "\n"));
       }
     }
@@ -449,7 +441,7 @@ HarnessResponse Orchestrator::student_probe(const HarnessRequest& r) {
   if (!n) return reply(false, "temper could not record the probe: " + n.error().message);
   if (auto st = finish_attempt(*n, false); !st) return reply(false, st.error().message);
   if (auto st = apply_attempt(*n); !st) return reply(false, st.error().message);
-  auto result = read_json_file(attempt_dir(*n) / "result.json");
+  auto result = util::read_json(attempt_dir(*n) / "result.json");
   if (!result) return reply(false, result.error().message);
   std::string msg = fmt::format("probe {} on case {}: {}", *n, case_id, result->value("status", ""));
   if ((*result)["speedup"].is_number()) msg += fmt::format(", speedup {:.3f}x over the reference", (*result)["speedup"].get<double>());
@@ -492,7 +484,7 @@ HarnessResponse Orchestrator::student_submit(const HarnessRequest& r) {
   say(fmt::format("round {}: {} attempt {}: judging {}", s.round, m.id, *n, r.file.string()));
   if (auto st = finish_attempt(*n, false); !st) return reply(false, st.error().message);
   if (auto st = apply_attempt(*n); !st) return reply(false, st.error().message);
-  auto result = read_json_file(attempt_dir(*n) / "result.json");
+  auto result = util::read_json(attempt_dir(*n) / "result.json");
   if (!result) return reply(false, result.error().message);
   const bool accepted = result->value("accepted", false);
   std::string msg = fmt::format("{} attempt {}: {}", m.id, *n, accepted ? "ACCEPTED" : result->value("status", "rejected"));

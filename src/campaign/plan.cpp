@@ -3,6 +3,7 @@
 #include "build/knobs.h"
 #include "core/task_loader.h"
 #include "util/fs.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -19,11 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using nlohmann::json;
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
 
 // A knob value as the text a kernel's declaration and -DNAME=VALUE use: 1 and "1" are the same.
 std::optional<std::string> knob_text(const json& v) {
@@ -241,7 +237,7 @@ void check_starter_and_knobs(Checker& c, const json& m, const std::string& path,
   for (auto it = kn->begin(); it != kn->end(); ++it) {
     const std::string& name = it.key();
     const std::string kp = p + "/" + name;
-    if (!is_identifier(name)) {
+    if (!util::is_identifier(name)) {
       c.add(kp, fmt::format("'{}' is not a knob name (a C identifier)", name));
       continue;
     }

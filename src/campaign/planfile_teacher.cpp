@@ -2,6 +2,7 @@
 #include "campaign/tuner_student.h"
 
 #include "util/fs.h"
+#include "util/json_file.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,15 +16,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-Expected<json> read_json(const fs::path& f) {
-  TEMPER_TRY_ASSIGN(std::string text, util::read_file(f));
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    return fail("{}: {}", f.string(), e.what());
-  }
-}
 
 } // namespace
 
@@ -40,9 +32,9 @@ Expected<agent::TurnResult> PlanfileTeacher::run_turn(const agent::TurnRequest& 
   // Which plan is current: the one equal to the plan.json the orchestrator put in the
   // workspace (robust to a turn repeated after a kill); else the first.
   size_t current = 0;
-  if (auto ws_plan = read_json(request.workspace / "plan.json")) {
+  if (auto ws_plan = util::read_json(request.workspace / "plan.json")) {
     for (size_t i = 0; i < plans.size(); ++i) {
-      if (auto p = read_json(plans[i]); p && p->dump() == ws_plan->dump()) {
+      if (auto p = util::read_json(plans[i]); p && p->dump() == ws_plan->dump()) {
         current = i;
         break;
       }
@@ -55,11 +47,11 @@ Expected<agent::TurnResult> PlanfileTeacher::run_turn(const agent::TurnRequest& 
     TEMPER_TRY(util::write_file_atomic(request.workspace / "plan.json", text));
     result.summary = "planfile: wrote " + plans[0].filename().string();
   } else {
-    TEMPER_TRY_ASSIGN(json req, read_json(revision_request));
-    TEMPER_TRY_ASSIGN(json old_plan, read_json(plans[std::min(current, plans.size() - 1)]));
+    TEMPER_TRY_ASSIGN(json req, util::read_json(revision_request));
+    TEMPER_TRY_ASSIGN(json old_plan, util::read_json(plans[std::min(current, plans.size() - 1)]));
     json revision = {{"schema_version", 1}};
     if (current + 1 < plans.size()) {
-      TEMPER_TRY_ASSIGN(json next, read_json(plans[current + 1]));
+      TEMPER_TRY_ASSIGN(json next, util::read_json(plans[current + 1]));
       // Replan from the first decision that differs; equal decisions: resume from the first
       // milestone that differs.
       const json& od = old_plan.at("decisions");

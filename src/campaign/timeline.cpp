@@ -25,7 +25,7 @@ struct Event {
   json body;
 };
 
-json read_json(const fs::path& file) {
+json read_json_or_null(const fs::path& file) {
   auto text = util::read_file(file);
   return text ? json::parse(*text, nullptr, false) : json();
 }
@@ -37,8 +37,8 @@ void add_attempts(const fs::path& dir, std::vector<Event>& events) {
     if (name.size() < 2 || name[0] != 'R') continue;
     const int round = std::atoi(name.c_str() + 1);
     for (const auto& a : fs::directory_iterator(round_entry.path() / "attempts", ec)) {
-      const json intent = read_json(a.path() / "intent.json");
-      const json result = read_json(a.path() / "result.json");
+      const json intent = read_json_or_null(a.path() / "intent.json");
+      const json result = read_json_or_null(a.path() / "result.json");
       if (!intent.is_object() || !result.is_object()) continue; // unfinished: not history yet
       const std::string op = intent.value("op", "");
       std::string kind = op == "probe" ? "probe" : op == "escalate" ? "escalation" : result.value("tier", "") == "gate" ? "gate" : "submission";
@@ -67,7 +67,7 @@ Expected<json> campaign_timeline(const fs::path& dir) {
   for (const auto& [time, r] : revisions) {
     // The attempt it followed, as the revision record says; records from before it did, by time
     // (1 s resolution: attempts of the same second count as before it).
-    const json record = read_json(dir / "rounds" / fmt::format("R{}", r.round) / "revisions" / fmt::format("{:03}.json", r.number));
+    const json record = read_json_or_null(dir / "rounds" / fmt::format("R{}", r.round) / "revisions" / fmt::format("{:03}.json", r.number));
     int position = 0;
     if (record.is_object() && record.contains("after_attempt")) {
       position = record.value("after_attempt", 0);

@@ -1,6 +1,7 @@
 #include "campaign/tuner_space.h"
 
 #include "util/fs.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,12 +21,6 @@ namespace {
 
 // Spaces up to this many combinations are enumerated and filtered; larger ones are sampled.
 constexpr size_t kEnumerationBound = size_t{1} << 18;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // A uniform index below n from the generator's raw output: the same on every standard library,
 // so a seeded sample is reproducible everywhere.
@@ -119,7 +114,7 @@ Expected<TunerKernel> pick_kernel(const fs::path& workspace) {
 }
 
 Expected<std::string> knob_value_text(const json& value) {
-  if (value.is_string()) return std::string(trim(value.get<std::string>()));
+  if (value.is_string()) return std::string(util::trim(value.get<std::string>()));
   if (value.is_number_integer()) return value.dump();
   if (value.is_number_float()) {
     const double d = value.get<double>();

@@ -1,6 +1,7 @@
 #include "core/expr.h"
 
 #include "core/task.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -461,11 +462,6 @@ std::vector<std::string> Expr::variables() const {
 }
 
 namespace {
-bool is_identifier(std::string_view s) {
-  if (s.empty() || !ident_start(s[0]))
-    return false;
-  return std::all_of(s.begin(), s.end(), ident_char);
-}
 
 void add_input(ExprScope& scope, const std::string& prefix, const TensorSpec& t) {
   std::vector<double> dims(t.shape.begin(), t.shape.end());
@@ -486,7 +482,7 @@ ExprScope make_case_scope(const Operator& op, const Case& c) {
     add_input(scope, "in" + std::to_string(k), specs[k]);
     // Proto names are a convenience; reserved prefixes keep their meaning.
     const std::string& name = specs[k].name;
-    if (is_identifier(name) && name != "attr" && name != "case" && !scope.has(name + ".rank"))
+    if (util::is_identifier(name) && name != "attr" && name != "case" && !scope.has(name + ".rank"))
       add_input(scope, name, specs[k]);
   }
   for (const auto& [name, v] : c.attrs) {

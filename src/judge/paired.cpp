@@ -10,7 +10,7 @@ namespace temper::judge {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 constexpr int kMinRoundsForVerdict = 3; // fewer than this in the cap is TOO_SLOW (pygpubench)
 constexpr int kMinLivesForInterval = 3; // estimate_from_lives: Student's t needs 3 lives
 constexpr int kMaxRounds = 1 << 16;
@@ -34,8 +34,8 @@ struct ArmState {
   TimedArm& arm;
   ArmResult& out;
   Arm which;
-  double cheapest_charge = kInf; // what the cap prediction assumes the next call costs
-  double cheapest_wall = kInf;   // the same on the wall limit
+  double cheapest_charge = kUnlimited; // what the cap prediction assumes the next call costs
+  double cheapest_wall = kUnlimited;   // the same on the wall limit
 };
 
 struct Call {
@@ -117,7 +117,7 @@ void cross_check_arms(PairedResult& r, const CrossCheck& check) {
   } else {
     std::vector<double> gaps;
     for (const RecordedSample& s : r.reference.samples)
-      if (check_sample(s.kernel_wall_seconds, s.round_trip_seconds, check, kInf) == SampleFlag::None)
+      if (check_sample(s.kernel_wall_seconds, s.round_trip_seconds, check, kUnlimited) == SampleFlag::None)
         gaps.push_back(s.round_trip_seconds - s.kernel_wall_seconds);
     if (!gaps.empty()) overhead = median_of(gaps);
   }

@@ -5,7 +5,7 @@
 namespace temper::report {
 
 namespace {
-constexpr double kLeft = 90, kRight = 250, kTop = 30, kBottom = 30, kRow = 24;
+constexpr double kRooflineLeft = 90, kRooflineRight = 250, kRooflineTop = 30, kRooflineBottom = 30, kRooflineRow = 24;
 
 std::string time_tick(double s) {
   if (s >= 1) return tick_label(s) + " s";
@@ -25,11 +25,11 @@ std::string seconds_text(double s) {
 RooflineChart layout_roofline_chart(const std::vector<RooflineRow>& rows, double width) {
   RooflineChart c;
   c.width = width;
-  c.plot_left = kLeft;
-  c.plot_right = width - kRight;
-  c.plot_top = kTop;
-  c.plot_bottom = kTop + kRow * static_cast<double>(rows.size());
-  c.height = c.plot_bottom + kBottom;
+  c.plot_left = kRooflineLeft;
+  c.plot_right = width - kRooflineRight;
+  c.plot_top = kRooflineTop;
+  c.plot_bottom = kRooflineTop + kRooflineRow * static_cast<double>(rows.size());
+  c.height = c.plot_bottom + kRooflineBottom;
   std::vector<double> values;
   for (const auto& r : rows) {
     values.push_back(r.achieved_s);
@@ -41,7 +41,7 @@ RooflineChart layout_roofline_chart(const std::vector<RooflineRow>& rows, double
     RooflineMark m;
     m.label = r.label;
     m.limiter = r.limiter;
-    m.y = kTop + kRow * (static_cast<double>(i) + 0.5);
+    m.y = kRooflineTop + kRooflineRow * (static_cast<double>(i) + 0.5);
     m.x_bound = c.x.map(r.bound_s);
     m.x_achieved = c.x.map(r.achieved_s);
     m.fraction = r.achieved_s > 0 ? r.bound_s / r.achieved_s : 0;

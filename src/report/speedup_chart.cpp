@@ -8,7 +8,7 @@
 namespace temper::report {
 
 namespace {
-constexpr double kLeft = 90, kRight = 190, kTop = 30, kBottom = 30;
+constexpr double kSpeedupLeft = 90, kSpeedupRight = 190, kSpeedupTop = 30, kSpeedupBottom = 30;
 
 std::string verdict_class(const std::string& verdict) {
   std::string base = verdict.substr(0, verdict.find('?'));
@@ -20,11 +20,11 @@ std::string verdict_class(const std::string& verdict) {
 SpeedupChart layout_speedup_chart(const std::vector<SpeedupRow>& rows, double width) {
   SpeedupChart c;
   c.width = width;
-  c.plot_left = kLeft;
-  c.plot_right = width - kRight;
-  c.plot_top = kTop;
-  c.plot_bottom = kTop + kSpeedupRowHeight * static_cast<double>(rows.size());
-  c.height = c.plot_bottom + kBottom;
+  c.plot_left = kSpeedupLeft;
+  c.plot_right = width - kSpeedupRight;
+  c.plot_top = kSpeedupTop;
+  c.plot_bottom = kSpeedupTop + kSpeedupRowHeight * static_cast<double>(rows.size());
+  c.height = c.plot_bottom + kSpeedupBottom;
   std::vector<double> values;
   for (const auto& r : rows) {
     for (const auto& v : {r.speedup, r.lo, r.hi}) {
@@ -38,7 +38,7 @@ SpeedupChart layout_speedup_chart(const std::vector<SpeedupRow>& rows, double wi
     b.label = r.label;
     b.verdict = r.verdict;
     b.note = r.note;
-    b.y = kTop + kSpeedupRowHeight * (static_cast<double>(i) + 0.5);
+    b.y = kSpeedupTop + kSpeedupRowHeight * (static_cast<double>(i) + 0.5);
     b.x_one = c.x.map(1.0);
     if (r.speedup && *r.speedup > 0) {
       b.timed = true;

@@ -9,7 +9,7 @@
 namespace temper::report {
 
 namespace {
-constexpr double kLeft = 90, kRight = 250, kTop = 10, kPanel = 56, kJitter = 6;
+constexpr double kStripLeft = 90, kStripRight = 250, kStripTop = 10, kStripPanel = 56, kStripJitter = 6;
 
 // A fixed, evenly spread pattern in [-1, 1] (golden-ratio steps), so a report re-renders the same.
 double jitter(size_t i) {
@@ -23,7 +23,7 @@ std::vector<std::pair<double, double>> dots(const std::vector<double>& samples, 
   const size_t shown = std::min(n, kMaxDotsPerArm);
   for (size_t k = 0; k < shown; ++k) {
     const size_t i = shown == n ? k : k * n / shown;
-    out.emplace_back(x.map(samples[i]), y + kJitter * jitter(k));
+    out.emplace_back(x.map(samples[i]), y + kStripJitter * jitter(k));
   }
   return out;
 }
@@ -39,9 +39,9 @@ double median_of(std::vector<double> v) {
 StripChart layout_strip_chart(const std::vector<StripRow>& rows, double width) {
   StripChart c;
   c.width = width;
-  c.plot_left = kLeft;
-  c.plot_right = width - kRight;
-  c.height = kTop + kPanel * static_cast<double>(rows.size()) + 10;
+  c.plot_left = kStripLeft;
+  c.plot_right = width - kStripRight;
+  c.height = kStripTop + kStripPanel * static_cast<double>(rows.size()) + 10;
   for (size_t i = 0; i < rows.size(); ++i) {
     const StripRow& r = rows[i];
     StripPanel p;
@@ -56,7 +56,7 @@ StripChart layout_strip_chart(const std::vector<StripRow>& rows, double width) {
     if (!std::isfinite(lo)) lo = hi = 0;
     const double pad = (hi - lo) * 0.05;
     p.x = {lo - pad, hi + pad, c.plot_left, c.plot_right};
-    const double top = kTop + kPanel * static_cast<double>(i);
+    const double top = kStripTop + kStripPanel * static_cast<double>(i);
     p.y_reference = top + 16;
     p.y_candidate = top + 38;
     p.reference_dots = dots(r.reference_s, p.x, p.y_reference);
@@ -76,7 +76,7 @@ std::string draw_strip_chart(const StripChart& c) {
   Svg svg(c.width, c.height, "timing samples of the reference and the candidate per case");
   for (const auto& p : c.panels) {
     const double top = p.y_reference - 16;
-    svg.line(c.plot_left, top + kPanel - 2, c.plot_right, top + kPanel - 2, "grid");
+    svg.line(c.plot_left, top + kStripPanel - 2, c.plot_right, top + kStripPanel - 2, "grid");
     svg.text(c.plot_left - 8, p.y_reference + 14, p.label, "label", "end");
     svg.text(c.plot_left + 2, top + 8, seconds_text(p.x.d0), "tick");
     svg.text(c.plot_right - 2, top + 8, seconds_text(p.x.d1), "tick", "end");

@@ -9,7 +9,7 @@ namespace temper::report {
 using nlohmann::json;
 
 namespace {
-constexpr double kLeft = 110, kRight = 30, kTop = 20, kBestHeight = 120, kLane = 26, kGap = 30;
+constexpr double kTimelineLeft = 110, kTimelineRight = 30, kTimelineTop = 20, kTimelineBestHeight = 120, kTimelineLane = 26, kTimelineGap = 30;
 const char* const kLaneKinds[] = {"probe", "submission", "gate", "escalation", "revision", "promotion"};
 
 std::string outcome_class(const std::string& outcome) {
@@ -22,10 +22,10 @@ std::string outcome_class(const std::string& outcome) {
 TimelineChart layout_timeline_chart(const json& events, double width) {
   TimelineChart c;
   c.width = width;
-  c.plot_left = kLeft;
-  c.plot_right = width - kRight;
-  c.best_top = kTop;
-  c.best_bottom = kTop + kBestHeight;
+  c.plot_left = kTimelineLeft;
+  c.plot_right = width - kTimelineRight;
+  c.best_top = kTimelineTop;
+  c.best_bottom = kTimelineTop + kTimelineBestHeight;
   const double n = static_cast<double>(events.size());
   c.x = {n > 1 ? 1.0 : 0.0, n > 1 ? n : 2.0, c.plot_left + 10, c.plot_right - 10};
   std::vector<double> bests;
@@ -34,14 +34,14 @@ TimelineChart layout_timeline_chart(const json& events, double width) {
   }
   c.best_y = log_scale_for(bests, c.best_bottom, c.best_top, /*include_one=*/true);
   // Lanes: the fixed kinds that occur, in a fixed order.
-  double y = c.best_bottom + kGap + kLane / 2;
+  double y = c.best_bottom + kTimelineGap + kTimelineLane / 2;
   for (const char* kind : kLaneKinds) {
     const bool present = std::any_of(events.begin(), events.end(), [&](const json& e) { return e.value("kind", "") == kind; });
     if (!present) continue;
     c.lanes.emplace_back(kind, y);
-    y += kLane;
+    y += kTimelineLane;
   }
-  c.height = y - kLane / 2 + 30;
+  c.height = y - kTimelineLane / 2 + 30;
   int round = 0;
   for (const auto& e : events) {
     const double x = c.x.map(e.value("seq", 0));
@@ -94,17 +94,17 @@ std::string draw_cost_chart(const json& costs, double width) {
   const double wall = std::max(costs.value("wall_s", 0.0), 1e-9);
   double most = 0;
   for (const auto& [key, name] : categories) most = std::max(most, costs.value(key, 0.0));
-  constexpr double kRow = 24, kCostLeft = 150, kCostRight = 200;
-  const double height = 20 + kRow * std::size(categories) + 10;
+  constexpr double kTimelineRow = 24, kCostLeft = 150, kCostRight = 200;
+  const double height = 20 + kTimelineRow * std::size(categories) + 10;
   const LinearScale x{0, std::max(most, 1e-9), kCostLeft, width - kCostRight};
   Svg svg(width, height, "costs by category, seconds");
   double y = 20;
   for (const auto& [key, name] : categories) {
     const double s = costs.value(key, 0.0);
     svg.text(kCostLeft - 8, y + 12, name, "label", "end");
-    svg.rect(kCostLeft, y + 3, x.map(s) - kCostLeft, kRow - 8, std::string("cost ") + key, fmt::format("{}: {:.1f} s", name, s));
+    svg.rect(kCostLeft, y + 3, x.map(s) - kCostLeft, kTimelineRow - 8, std::string("cost ") + key, fmt::format("{}: {:.1f} s", name, s));
     svg.text(width - kCostRight + 8, y + 12, fmt::format("{:.1f} s ({:.0f}%)", s, 100 * s / wall), "value");
-    y += kRow;
+    y += kTimelineRow;
   }
   return svg.str();
 }

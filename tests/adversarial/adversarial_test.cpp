@@ -11,6 +11,8 @@
 #include <fstream>
 #include <memory>
 
+namespace adversarial_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -345,3 +347,5 @@ TEST(Adversarial, TimingASealedReferenceUsesThePairedProtocol) {
   EXPECT_TRUE(t.ok()) << t.output;
   EXPECT_NE(t.output.find("A/A ratio"), std::string::npos) << t.output;
 }
+
+} // namespace adversarial_test

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace brief_test {
+
 using namespace temper::agent;
 
 TEST(Brief, RendersPlaceholders) {
@@ -36,3 +38,5 @@ TEST(Brief, RepositoryTemplatesRenderWithTheirDocumentedVariables) {
   }
   EXPECT_FALSE(render_brief_template("no_such_brief", {}));
 }
+
+} // namespace brief_test

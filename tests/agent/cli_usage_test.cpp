@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+namespace cli_usage_test {
+
 using namespace temper::agent;
 
 TEST(CliUsage, ClaudeStreamJsonUsesTheLastResultLine) {
@@ -46,3 +48,5 @@ TEST(ShellWords, SplitsLikeShAndQuotesSafely) {
   EXPECT_TRUE(split_shell_words("")->empty());
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
 }
+
+} // namespace cli_usage_test

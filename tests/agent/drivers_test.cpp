@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 
+namespace drivers_test {
+
 using namespace temper::agent;
 using namespace temper::agent::testing;
 
@@ -231,3 +233,5 @@ TEST(OpencodeDriver, SumsStepTokensAndCost) {
   EXPECT_NEAR(*result->cost_usd, 0.0196, 1e-12);
   EXPECT_EQ(result->summary, "Done: kernel.cpp submitted.");
 }
+
+} // namespace drivers_test

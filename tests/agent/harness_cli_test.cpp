@@ -3,6 +3,8 @@
 
 #include "util/process.h"
 
+namespace harness_cli_test {
+
 using namespace temper::agent;
 using namespace temper::agent::testing;
 
@@ -88,3 +90,5 @@ TEST(HarnessCli, UsageErrorsAndMissingOrchestratorExitWith2) {
   EXPECT_NE(gone.output.find("unreachable"), std::string::npos);
   EXPECT_EQ(run_harness(dirs.workspace, harness.socket(), {"--help"}).exit_code, 0);
 }
+
+} // namespace harness_cli_test

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace harness_protocol_test {
+
 using namespace temper::agent;
 using nlohmann::json;
 
@@ -104,3 +106,5 @@ TEST(HarnessProtocol, RejectsMalformedResponses) {
   ASSERT_TRUE(no_body);
   EXPECT_TRUE(no_body->body.is_null());
 }
+
+} // namespace harness_protocol_test

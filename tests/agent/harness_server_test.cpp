@@ -6,6 +6,8 @@
 
 #include <thread>
 
+namespace harness_server_test {
+
 using namespace temper::agent;
 using namespace temper::agent::testing;
 using nlohmann::json;
@@ -161,3 +163,5 @@ TEST(HarnessServer, ReplacesAStaleSocketButNotALiveOneOrAFile) {
   ASSERT_FALSE(long_path);
   EXPECT_NE(long_path.error().message.find("at most"), std::string::npos);
 }
+
+} // namespace harness_server_test

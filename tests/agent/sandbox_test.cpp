@@ -3,6 +3,8 @@
 
 #include "agent/sandbox.h"
 
+namespace sandbox_test {
+
 using namespace temper::agent;
 using namespace temper::agent::testing;
 
@@ -134,3 +136,5 @@ TEST(AgentSandbox, TheEnvironmentIsRebuiltNotInherited) {
   EXPECT_EQ(r.exit_code, 0) << r.summary;
   EXPECT_EQ(dirs.read("env.txt"), "[][yes][student]\n");
 }
+
+} // namespace sandbox_test

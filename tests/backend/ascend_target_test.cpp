@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+namespace ascend_target_test {
+
 using namespace temper;
 
 TEST(AscendTarget, SocVersionsMapToTheirCoreClass) {
@@ -47,3 +49,5 @@ TEST(AscendTarget, ProbeOnAMachineWithoutNpuSaysUnsupported) {
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error().message.rfind("unsupported: torch_npu is not importable", 0), 0u) << f.error().message;
 }
+
+} // namespace ascend_target_test

@@ -18,6 +18,8 @@
 #include <cstring>
 #include <random>
 
+namespace cuda_device_content_test {
+
 using namespace temper;
 using namespace temper::backend;
 namespace fs = std::filesystem;
@@ -252,3 +254,5 @@ TEST(CudaDeviceContent, GpuMakesInputsAndHashesOutputsLikeTheHost) {
   wo.device_content = *lib;
   check_device_content(wo);
 }
+
+} // namespace cuda_device_content_test

@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+namespace cuda_sandbox_test {
+
 using namespace temper;
 using namespace temper::worker;
 namespace fs = std::filesystem;
@@ -285,3 +287,5 @@ TEST(CudaSandbox, AKernelCannotOpenTheCacheThroughARunTimePath) {
   backend::CallResult r = w->run(0);
   EXPECT_TRUE(r.ok()) << (device->supported ? "on the GPU: " : "on the fake runtime: ") << r.message;
 }
+
+} // namespace cuda_sandbox_test

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+namespace cuda_worker_test {
+
 using namespace temper;
 using namespace temper::backend;
 namespace fs = std::filesystem;
@@ -151,3 +153,5 @@ TEST(CudaWorker, RunsAKernelOnTheGpu) {
     }
   }
 }
+
+} // namespace cuda_worker_test

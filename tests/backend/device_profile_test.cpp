@@ -10,6 +10,8 @@
 #include <cctype>
 #include <fstream>
 
+namespace device_profile_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -96,3 +98,5 @@ TEST(DeviceProfile, PathsOutsideTheRootAreRefusedAndLeftAlone) {
   EXPECT_TRUE(fs::exists(outside.path() / "victim"));
   EXPECT_TRUE(fs::exists(root->path()));
 }
+
+} // namespace device_profile_test

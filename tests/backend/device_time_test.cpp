@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+namespace device_time_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -154,3 +156,5 @@ TEST(DeviceTime, PerCallExportIsOneStepOfItsCountedKernels) {
   ASSERT_FALSE(two);
   EXPECT_NE(two.error().message.find("expected 1 timed steps, found 2"), std::string::npos) << two.error().message;
 }
+
+} // namespace device_time_test

@@ -17,6 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+namespace sandbox_test {
+
 using namespace temper;
 using namespace temper::backend;
 using namespace std::chrono_literals;
@@ -555,3 +557,5 @@ TEMPER_EXPORT int temper_kernel(const temper_args* a) {
   EXPECT_NE(kase.value("message", "").find("fork"), std::string::npos) << kase.dump(2);
 #endif
 }
+
+} // namespace sandbox_test

@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+namespace worker_test {
+
 using namespace temper;
 using namespace temper::backend;
 using namespace std::chrono_literals;
@@ -762,3 +764,5 @@ TEMPER_EXPORT int temper_kernel(const temper_args* a) {
   EXPECT_EQ(r.message, expected + "argv=temper-worker --protocol " + std::to_string(protocol::kVersion) + " ");
   EXPECT_EQ(r.message.find("TEMPER"), std::string::npos) << r.message;
 }
+
+} // namespace worker_test

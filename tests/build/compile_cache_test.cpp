@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+namespace compile_cache_test {
+
 using namespace temper;
 using namespace temper::build;
 
@@ -169,3 +171,5 @@ TEST(Compiler, SpecializationMarkerAndDefines) {
   EXPECT_TRUE(has("TEMPER_ATTR_dim", "-1LL"));
   EXPECT_TRUE(has("TEMPER_ATTR_scale", "((double)0.5)"));
 }
+
+} // namespace compile_cache_test

@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 
+namespace elf_test {
+
 using namespace temper;
 using namespace temper::build;
 namespace fs = std::filesystem;
@@ -277,3 +279,5 @@ TEST(Elf, TargetedDamageIsReported) {
   // A string table one byte long: every name runs past it.
   EXPECT_FALSE(with_dynamic(DT_STRSZ, 1));
 }
+
+} // namespace elf_test

@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+namespace knobs_test {
+
 using namespace temper;
 using namespace temper::build;
 
@@ -114,3 +116,5 @@ TEST(Knobs, BundledSwiGluKernelDeclaresItsKnobs) {
   EXPECT_NE(space->find("UNROLL"), nullptr);
   EXPECT_NE(space->find("NT_STORES"), nullptr);
 }
+
+} // namespace knobs_test

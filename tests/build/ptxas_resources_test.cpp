@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+namespace ptxas_resources_test {
+
 using namespace temper;
 using namespace temper::build;
 namespace fs = std::filesystem;
@@ -159,3 +161,5 @@ TEST(CudaCompiler, CompilesWithNvccAndReportsResourcesAndErrors) {
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->diagnostics.find("undeclared_in_this_kernel"), std::string::npos) << bad->diagnostics;
 }
+
+} // namespace ptxas_resources_test

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::campaign {
+namespace temper::campaign::expectations_test {
 namespace {
 
 using namespace testing;
@@ -69,4 +69,4 @@ TEST(ProfilingExpectationEvaluatorTest, DecidesWhatThisMachineCanMeasureAndSaysW
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::expectations_test

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-namespace temper::campaign {
+namespace temper::campaign::ledger_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -208,4 +208,4 @@ TEST(LedgerTest, UnwritableFileIsAnError) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::ledger_test

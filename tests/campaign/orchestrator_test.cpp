@@ -12,7 +12,7 @@
 
 #include <sstream>
 
-namespace temper::campaign {
+namespace temper::campaign::orchestrator_test {
 namespace {
 
 using namespace testing;
@@ -693,4 +693,4 @@ TEST(OrchestratorTest, AMilestoneBudgetCountsJudgeRunsInsideATurnOnce) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::orchestrator_test

@@ -7,7 +7,7 @@
 
 #include <set>
 
-namespace temper::campaign {
+namespace temper::campaign::plan_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -299,4 +299,4 @@ TEST(RevisionTest, ReplanRestartsAtTheFirstDependentMilestone) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::plan_test

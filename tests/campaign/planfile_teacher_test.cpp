@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::campaign {
+namespace temper::campaign::planfile_teacher_test {
 namespace {
 
 using namespace testing;
@@ -62,4 +62,4 @@ TEST(PlanfileTeacherTest, ShippedSwiGluPlansReplanToTheAlternativeArchitecture) 
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::planfile_teacher_test

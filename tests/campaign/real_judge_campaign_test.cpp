@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::campaign {
+namespace temper::campaign::real_judge_campaign_test {
 namespace {
 
 using namespace testing;
@@ -168,4 +168,4 @@ TEST(RealJudgeCampaignTest, CapFitsTheSlowestReferenceCase) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::real_judge_campaign_test

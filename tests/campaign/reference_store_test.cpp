@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::campaign {
+namespace temper::campaign::reference_store_test {
 namespace {
 
 using namespace testing;
@@ -102,4 +102,4 @@ TEST(SealedReferenceStoreTest, SealsIntoTheCampaignStoreAndJudgesByName) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::reference_store_test

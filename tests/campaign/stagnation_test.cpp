@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::campaign {
+namespace temper::campaign::stagnation_test {
 namespace {
 
 Milestone m1() {
@@ -83,4 +83,4 @@ TEST(CampaignStateTest, RoundTripsThroughCampaignJson) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::stagnation_test

@@ -18,7 +18,7 @@
 #include <fstream>
 #include <set>
 
-namespace temper::campaign {
+namespace temper::campaign::tuner_test {
 namespace {
 
 using namespace testing;
@@ -489,4 +489,4 @@ TEST(TunerRealTest, FindsTheKnobValueKnownByConstruction) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::tuner_test

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::campaign {
+namespace temper::campaign::workspace_test {
 namespace {
 
 using namespace testing;
@@ -103,4 +103,4 @@ TEST(CampaignWorkspaceTest, BriefsComeFromTheTemplatesAndListTheWorkspace) {
 }
 
 } // namespace
-} // namespace temper::campaign
+} // namespace temper::campaign::workspace_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::core {
+namespace temper::core::csv_reader_test {
 namespace {
 
 using Fields = std::vector<std::string>;
@@ -80,4 +80,4 @@ TEST(CsvReader, UnclosedQuoteReportsWhereItOpened) {
 }
 
 } // namespace
-} // namespace temper::core
+} // namespace temper::core::csv_reader_test

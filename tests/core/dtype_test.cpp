@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-namespace temper::core {
+namespace temper::core::dtype_test {
 namespace {
 
 // Value of a 16-bit float pattern from its definition: `man_bits` mantissa bits, exponent bias.
@@ -290,4 +290,4 @@ TEST(Dtype, NamesAndSizes) {
 }
 
 } // namespace
-} // namespace temper::core
+} // namespace temper::core::dtype_test

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 
-namespace temper::core {
+namespace temper::core::expr_test {
 namespace {
 
 TensorDecl f16_decl(const std::string& name) {
@@ -197,4 +197,4 @@ TEST(Expr, CaseScope) {
 }
 
 } // namespace
-} // namespace temper::core
+} // namespace temper::core::expr_test

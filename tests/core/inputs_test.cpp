@@ -9,7 +9,7 @@
 #include <cstring>
 #include <set>
 
-namespace temper::core {
+namespace temper::core::inputs_test {
 namespace {
 
 TensorDecl f16_decl(const std::string& name) {
@@ -242,4 +242,4 @@ TEST(GenerateInputs, OneTensorPerInputWithDerivedSeeds) {
 }
 
 } // namespace
-} // namespace temper::core
+} // namespace temper::core::inputs_test

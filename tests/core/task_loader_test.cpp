@@ -5,7 +5,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
-namespace temper::core {
+namespace temper::core::task_loader_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -751,4 +751,4 @@ TEST_F(CannBenchTasks, GqaBlockStyleYaml) {
 }
 
 } // namespace
-} // namespace temper::core
+} // namespace temper::core::task_loader_test

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <fstream>
 
-namespace temper::core {
+namespace temper::core::task_official_format_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -324,4 +324,4 @@ TEST(OfficialTasks, ListsOptionalInputsAndThresholdsLandWhereTheyBelong) {
 }
 
 } // namespace
-} // namespace temper::core
+} // namespace temper::core::task_official_format_test

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace temper::core {
+namespace temper::core::tolerance_test {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -615,4 +615,4 @@ TEST(CannBench, IntegerThresholdIsAnAbsoluteDifference) {
 }
 
 } // namespace
-} // namespace temper::core
+} // namespace temper::core::tolerance_test

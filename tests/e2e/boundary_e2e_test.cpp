@@ -9,6 +9,8 @@
 
 #include <fstream>
 
+namespace boundary_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -107,3 +109,5 @@ TEMPER_EXPORT int temper_kernel(const temper_args* args) {
   expect_rejected(judge(cand, {}, dir.path() / "task"), "calls_reference", "`ref_fast_exp`");
   expect_rejected(judge(cand, {"--reference", ref.string()}), "calls_reference", "`ref_fast_exp`");
 }
+
+} // namespace boundary_e2e_test

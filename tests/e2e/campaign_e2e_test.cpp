@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+namespace campaign_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -73,3 +75,5 @@ TEST(CampaignE2E, StoppedCampaignIsSavedAndReportsItsStatus) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("no-such-driver"), std::string::npos) << r.output;
 }
+
+} // namespace campaign_e2e_test

@@ -14,6 +14,8 @@
 
 #include <fstream>
 
+namespace campaign_socket_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -157,3 +159,5 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
     EXPECT_EQ(*util::read_file(student / "refs-seen.txt"), "absent\n");
   }
 }
+
+} // namespace campaign_socket_e2e_test

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+namespace cuda_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -98,3 +100,5 @@ TEST(CudaE2E, PairedTimingOnTheGpu) {
   EXPECT_EQ(r.report["timing"]["protocol"]["clock"].get<std::string>().rfind("cudaEventElapsedTime", 0), 0u)
       << r.report["timing"].dump(2);
 }
+
+} // namespace cuda_e2e_test

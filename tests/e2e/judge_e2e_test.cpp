@@ -9,6 +9,8 @@
 
 #include <map>
 
+namespace judge_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -237,3 +239,5 @@ TEST(JudgeE2E, SpecializedKernelIsBuiltPerCase) {
   EXPECT_EQ(r.status(1), "RUNTIME_ERROR") << r.output;
   EXPECT_NE(r.by_case[1].value("message", "").find("float32 last-axis"), std::string::npos);
 }
+
+} // namespace judge_e2e_test

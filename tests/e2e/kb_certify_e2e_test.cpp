@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+namespace kb_certify_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -174,3 +176,5 @@ TEST(KbCertifyE2E, MetricEntryIsCertifiedFromPageFaults) {
     EXPECT_GT(cycles["figures"]["lo"].get<double>(), 1);
   }
 }
+
+} // namespace kb_certify_e2e_test

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+namespace kb_cli_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -125,3 +127,5 @@ TEST(KbCliE2E, BootstrapDerivesAndCertifiesAProbeForThisClass) {
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_EQ(again.output.find("derive "), std::string::npos) << again.output;
 }
+
+} // namespace kb_cli_e2e_test

@@ -9,6 +9,8 @@
 
 #include <map>
 
+namespace probe_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -140,3 +142,5 @@ TEST(ProbeE2E, NoCorrectVariantExitsOne) {
   EXPECT_TRUE(r.report["summary"]["best"].is_null());
   for (const auto& v : r.report["variants"]) EXPECT_EQ(v["status"], "INCORRECT_NUMERICAL") << v.dump(2);
 }
+
+} // namespace probe_e2e_test

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+namespace profile_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -157,3 +159,5 @@ TEST(ProfileE2E, CrashingKernelMakesRunTimeMetricsUnsupported) {
   }
   EXPECT_EQ(p.json["metrics"]["expectations"][0]["outcome"], "unverifiable");
 }
+
+} // namespace profile_e2e_test

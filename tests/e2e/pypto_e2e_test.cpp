@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <map>
 
+namespace pypto_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -231,3 +233,5 @@ TEST(PyptoE2E, RealPyptoSimulatesTheExampleKernel) {
   EXPECT_EQ(r.by_case[1]["time_kind"], "simulated");
   EXPECT_GT(r.by_case[1]["kernel_seconds"].get<double>(), 0.0) << r.output;
 }
+
+} // namespace pypto_e2e_test

@@ -11,6 +11,8 @@
 
 #include <fstream>
 
+namespace python_golden_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -139,3 +141,5 @@ TEST(PythonGoldenE2E, TimesAKernelAgainstPyTorch) {
   EXPECT_EQ(name.rfind("torch 2.", 0), 0u) << report["context"]["reference"].dump();
   EXPECT_NE(name.find(", 1 threads"), std::string::npos) << name;
 }
+
+} // namespace python_golden_e2e_test

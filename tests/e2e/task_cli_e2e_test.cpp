@@ -7,6 +7,8 @@
 
 #include <fstream>
 
+namespace task_cli_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -126,3 +128,5 @@ TEST(PlanCliE2E, CheckValidatesShippedPlansAndListsProblemsWithTheirPaths) {
   EXPECT_NE(bad.output.find("/milestones/1/knobs/UNROLL/1: 8 is not a declared value of knob UNROLL"), std::string::npos) << bad.output;
   EXPECT_NE(bad.output.find("/milestones/2/starter: 'reference.cpp' is a reference or golden source"), std::string::npos) << bad.output;
 }
+
+} // namespace task_cli_e2e_test

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+namespace timing_e2e_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -182,3 +184,5 @@ TEST(TimingE2E, CannBenchScoreWhereTheTaskGivesAHardwareBound) {
   EXPECT_GT(score.get<double>(), 0.0);
   EXPECT_EQ(r.report["timing"]["cann_bench_scored_cases"], 1);
 }
+
+} // namespace timing_e2e_test

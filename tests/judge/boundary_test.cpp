@@ -9,6 +9,8 @@
 
 #include <fstream>
 
+namespace boundary_test {
+
 using namespace temper;
 using namespace temper::judge;
 using build::ElfInfo;
@@ -312,3 +314,5 @@ TEST(Boundary, TheSealedStoreIsAProtectedName) {
   EXPECT_EQ(check_source(R"(auto p = std::string(getenv("HOME")) + "/.temper/refs";)", p).reason_code(), "reads_protected_file");
   EXPECT_TRUE(check_source("float x = 1.0f; // plain code", p).ok());
 }
+
+} // namespace boundary_test

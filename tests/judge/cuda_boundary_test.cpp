@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+namespace cuda_boundary_test {
+
 using namespace temper;
 using namespace temper::judge;
 using build::ElfInfo;
@@ -87,3 +89,5 @@ TEST(CudaBoundary, CallingTheReferenceIsForbidden) {
   cand.imports.push_back(ElfSymbol{"swiglu_launch", "", "", build::SymbolBinding::Global});
   EXPECT_EQ(check_artifact(cand, exports, cuda_policy(task)).reason_code(), "calls_reference");
 }
+
+} // namespace cuda_boundary_test

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::judge {
+namespace temper::judge::device_timing_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -88,4 +88,4 @@ TEST(DeviceTiming, AKernelWrongOnSomeInputsIsCaught) {
 }
 
 } // namespace
-} // namespace temper::judge
+} // namespace temper::judge::device_timing_test

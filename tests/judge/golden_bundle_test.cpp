@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 
+namespace golden_bundle_test {
+
 namespace {
 
 temper_bundle::Tensor tensor(const std::string& name, std::vector<int64_t> shape, unsigned char fill) {
@@ -91,3 +93,5 @@ TEST(Bundle, MalformedGroupsAreRefused) {
 }
 
 } // namespace
+
+} // namespace golden_bundle_test

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace paired_test {
+
 using namespace temper;
 using namespace temper::judge;
 using temper::util::FakeClock;
@@ -507,9 +509,13 @@ TEST(Paired, ValidateStopRule) {
   bad.ci.confidence = 1;
   EXPECT_FALSE(validate_stop_rule(bad));
 }
+} // namespace paired_test
 
-namespace temper::judge {
+
+namespace temper::judge::paired_test {
 namespace {
+
+using temper::util::FakeClock;
 
 // An arm whose process placement costs it a fixed factor for its whole life, drawn anew at
 // every renewal: what the VMs here do to a worker (1-5% per process).
@@ -732,4 +738,4 @@ TEST(PairedLives, SlowCallsGetOneRoundPerLifeAndAnInterval) {
 }
 
 } // namespace
-} // namespace temper::judge
+} // namespace temper::judge::paired_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::judge {
+namespace temper::judge::probe_variants_test {
 namespace {
 
 constexpr const char* kSource =
@@ -44,4 +44,4 @@ TEST(ProbeVariants, RejectsWhatTheKernelDoesNotAllow) {
 }
 
 } // namespace
-} // namespace temper::judge
+} // namespace temper::judge::probe_variants_test

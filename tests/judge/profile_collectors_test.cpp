@@ -14,7 +14,7 @@
 #include <ctime>
 #include <unistd.h>
 
-namespace temper::judge::profile {
+namespace temper::judge::profile::profile_collectors_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -216,4 +216,4 @@ TEST(PerfCounters, HardwareCounterWithoutPmuIsUnsupportedNotZero) {
 }
 
 } // namespace
-} // namespace temper::judge::profile
+} // namespace temper::judge::profile::profile_collectors_test

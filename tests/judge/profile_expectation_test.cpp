@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::judge::profile {
+namespace temper::judge::profile::profile_expectation_test {
 namespace {
 
 TEST(MetricRegistry, HasEveryMetricTheIssueNames) {
@@ -158,4 +158,4 @@ TEST(Expectation, FasterWithoutThePredictedMechanismIsNamed) {
 }
 
 } // namespace
-} // namespace temper::judge::profile
+} // namespace temper::judge::profile::profile_expectation_test

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+namespace pypto_backend_test {
+
 using namespace temper;
 
 namespace {
@@ -69,3 +71,5 @@ TEST(PyptoBackend, SimTakesNoTimeAndUnknownTimesAreRefused) {
   ASSERT_FALSE(odd);
   EXPECT_NE(odd.error().message.find("unknown PyPTO time 'wall'"), std::string::npos) << odd.error().message;
 }
+
+} // namespace pypto_backend_test

@@ -19,7 +19,7 @@
 #include <cstdlib>
 #include <fstream>
 
-namespace temper::judge {
+namespace temper::judge::python_golden_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -353,4 +353,4 @@ TEST(PythonGolden, OfficialGqaAgreesWithTempersCppGolden) {
 }
 
 } // namespace
-} // namespace temper::judge
+} // namespace temper::judge::python_golden_test

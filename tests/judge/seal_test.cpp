@@ -8,6 +8,8 @@
 
 #include <fstream>
 
+namespace seal_test {
+
 using namespace temper;
 using namespace temper::judge;
 namespace fs = std::filesystem;
@@ -81,3 +83,5 @@ TEST(Seal, RefusesBadNamesAndSourcesThatDoNotCompile) {
   EXPECT_TRUE(fs::exists(src)); // nothing was sealed, nothing moved
   EXPECT_FALSE(fs::exists(dir.path() / "store" / "broken"));
 }
+
+} // namespace seal_test

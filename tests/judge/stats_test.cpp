@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+namespace stats_test {
+
 using namespace temper::judge;
 
 namespace {
@@ -389,3 +391,5 @@ TEST(Stats, ProjectDecisionPointsWhereTheCentreIs) {
   undetermined.ci_determined = false;
   EXPECT_FALSE(project_decision(undetermined, d));
 }
+
+} // namespace stats_test

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <sstream>
 
+namespace timing_summary_test {
+
 using namespace temper::judge;
 
 namespace {
@@ -110,3 +112,5 @@ TEST(TimingSummary, AnEstimateOnTheThresholdIsNotDecidedByMoreMeasurement) {
   const std::string table = table_of(c);
   EXPECT_NE(table.find("case 3: AMBIGUOUS; the estimate sits on the 1.0% noise threshold"), std::string::npos) << table;
 }
+
+} // namespace timing_summary_test

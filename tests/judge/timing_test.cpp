@@ -4,6 +4,8 @@
 
 #include <sched.h>
 
+namespace timing_test {
+
 using namespace temper;
 using namespace temper::judge;
 
@@ -54,3 +56,5 @@ TEST(TimingProtocol, RecordsTheLivesAndTheirWarmup) {
   ASSERT_TRUE(diff); // measurements with and without a warm-up after renewals do not compare
   EXPECT_NE(diff->find("life_warmup_calls"), std::string::npos);
 }
+
+} // namespace timing_test

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 
+namespace bootstrap_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -267,3 +269,5 @@ TEST(KbBootstrap, ProposeOnlyFilesWithoutRunningAndAClashIsAnErrorRow) {
   EXPECT_EQ(rows[0].outcome, "error");
   EXPECT_NE(rows[0].detail.find("already exists"), std::string::npos) << rows[0].detail;
 }
+
+} // namespace bootstrap_test

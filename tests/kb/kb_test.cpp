@@ -14,6 +14,8 @@
 #include <cmath>
 #include <fstream>
 
+namespace kb_test {
+
 using namespace temper;
 namespace fs = std::filesystem;
 
@@ -520,3 +522,5 @@ TEST(KbStore, ProposeFilesAValidEntryAndRejectsAnInvalidOne) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("entry.yaml:"), std::string::npos) << bad.error().message;
 }
+
+} // namespace kb_test

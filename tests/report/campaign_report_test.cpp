@@ -9,7 +9,7 @@
 
 #include <set>
 
-namespace temper::report {
+namespace temper::report::campaign_report_test {
 namespace {
 
 using nlohmann::json;
@@ -87,4 +87,4 @@ TEST(CampaignTimelineTest, NotACampaign) {
 }
 
 } // namespace
-} // namespace temper::report
+} // namespace temper::report::campaign_report_test

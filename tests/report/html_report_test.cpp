@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::report {
+namespace temper::report::html_report_test {
 namespace {
 
 using nlohmann::json;
@@ -110,4 +110,4 @@ TEST(HtmlReportTest, UntimedReportSaysWhy) {
 }
 
 } // namespace
-} // namespace temper::report
+} // namespace temper::report::html_report_test

@@ -13,7 +13,7 @@
 
 #include <fstream>
 
-namespace temper::report {
+namespace temper::report::report_browser_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -154,4 +154,4 @@ TEST(ReportCliTest, RefusesWhatItCannotRender) {
 }
 
 } // namespace
-} // namespace temper::report
+} // namespace temper::report::report_browser_test

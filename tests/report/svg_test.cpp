@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-namespace temper::report {
+namespace temper::report::svg_test {
 namespace {
 
 TEST(SvgScaleTest, LogScaleMapsEqualRatiosToEqualDistances) {
@@ -169,4 +169,4 @@ TEST(CostChartTest, BarsScaleToTheLargestCategoryWithShares) {
 }
 
 } // namespace
-} // namespace temper::report
+} // namespace temper::report::svg_test

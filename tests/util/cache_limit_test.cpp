@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace temper::util {
+namespace temper::util::cache_limit_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -57,4 +57,4 @@ TEST(CacheLimit, LimitFromEnvironmentInMiB) {
 }
 
 } // namespace
-} // namespace temper::util
+} // namespace temper::util::cache_limit_test

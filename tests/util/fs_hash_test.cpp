@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+namespace fs_hash_test {
+
 using namespace temper::util;
 
 TEST(Fs, AtomicWriteThenRead) {
@@ -44,3 +46,5 @@ TEST(Hash, FieldsAreLengthPrefixed) {
   EXPECT_EQ(hash_hex("x"), hash_hex("x"));
   EXPECT_EQ(hash_hex("x").size(), 32u);
 }
+
+} // namespace fs_hash_test

@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+namespace process_test {
+
 using namespace temper::util;
 using namespace std::chrono_literals;
 
@@ -58,3 +60,5 @@ TEST(Process, FindProgram) {
   EXPECT_FALSE(find_program("sh").empty());
   EXPECT_TRUE(find_program("definitely-not-a-program-xyz").empty());
 }
+
+} // namespace process_test

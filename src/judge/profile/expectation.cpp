@@ -1,4 +1,5 @@
 #include "judge/profile/expectation.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,12 +12,6 @@
 namespace temper::judge::profile {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_'; }
 
@@ -80,7 +75,7 @@ std::string_view outcome_name(ExpectationOutcome o) {
 
 Expected<Expectation> parse_expectation(std::string_view text) {
   Expectation e;
-  std::string_view s = trim(text);
+  std::string_view s = util::trim(text);
   e.text = std::string(s);
   if (s.empty()) return fail("empty expectation; {}", kSyntax);
 
@@ -93,18 +88,18 @@ Expected<Expectation> parse_expectation(std::string_view text) {
     return fail("unknown metric '{}' in expectation '{}'{}; docs/metrics.md lists the metrics", e.metric, e.text,
                 near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
   }
-  s = trim(s.substr(n));
+  s = util::trim(s.substr(n));
 
   if (s.substr(0, 6) == "change" && (s.size() == 6 || !is_name_char(s[6]))) {
     e.relative = true;
-    s = trim(s.substr(6));
+    s = util::trim(s.substr(6));
   }
   auto op = take_op(s);
   if (!op) {
     return fail("expectation '{}' has no comparison after the metric (one of < <= > >= == !=); {}", e.text, kSyntax);
   }
   e.op = *op;
-  s = trim(s);
+  s = util::trim(s);
   if (s.empty()) return fail("expectation '{}' has no number after '{}'; {}", e.text, op_text(e.op), kSyntax);
 
   std::string rest(s);
@@ -114,9 +109,9 @@ Expected<Expectation> parse_expectation(std::string_view text) {
   if (end == rest.c_str() || errno == ERANGE || !std::isfinite(e.threshold)) {
     return fail("expectation '{}': '{}' is not a number; {}", e.text, rest, kSyntax);
   }
-  std::string_view tail = trim(std::string_view(end));
+  std::string_view tail = util::trim(std::string_view(end));
   bool percent = !tail.empty() && tail.front() == '%';
-  if (percent) tail = trim(tail.substr(1));
+  if (percent) tail = util::trim(tail.substr(1));
   if (!tail.empty()) return fail("expectation '{}' has unexpected text '{}' after the number; {}", e.text, tail, kSyntax);
   if (e.relative && !percent) {
     return fail("expectation '{}' is relative ('change'), so its number is a percentage: write {}%", e.text, num(e.threshold));

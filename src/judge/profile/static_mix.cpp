@@ -1,4 +1,5 @@
 #include "judge/profile/static_mix.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <array>
@@ -10,12 +11,6 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool ends_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.substr(s.size() - p.size()) == p; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // Functions the C runtime links into every shared object; not the kernel's code.
 constexpr std::array<std::string_view, 6> kRuntimeFunctions = {
@@ -84,24 +79,24 @@ InstructionMix classify_disassembly(std::string_view text) {
     // An instruction: "    1139:\t48 89 e5             \tmov    %rsp,%rbp". Long encodings
     // continue on a line with the address and more bytes but no third field.
     size_t tab1 = line.find('\t');
-    if (tab1 == std::string_view::npos || trim(line.substr(0, tab1)).empty() || !ends_with(trim(line.substr(0, tab1)), ":")) continue;
+    if (tab1 == std::string_view::npos || util::trim(line.substr(0, tab1)).empty() || !ends_with(util::trim(line.substr(0, tab1)), ":")) continue;
     std::string_view rest = line.substr(tab1 + 1);
     size_t tab2 = rest.find('\t');
     std::string_view bytes = rest.substr(0, tab2);
     for (char ch : bytes)
       if (std::isxdigit(static_cast<unsigned char>(ch))) ++mix.code_bytes;
     if (tab2 == std::string_view::npos) continue;
-    std::string_view ins = trim(rest.substr(tab2 + 1));
+    std::string_view ins = util::trim(rest.substr(tab2 + 1));
     if (ins.empty() || starts_with(ins, "(bad)")) continue;
     // Prefixes (rep, lock, notrack, bnd, data16) come before the mnemonic.
     for (std::string_view p : {"rep ", "repz ", "repnz ", "lock ", "notrack ", "bnd ", "data16 ", "cs ", "ds "}) {
-      if (starts_with(ins, p)) ins = trim(ins.substr(p.size()));
+      if (starts_with(ins, p)) ins = util::trim(ins.substr(p.size()));
     }
     size_t sp = ins.find_first_of(" \t");
     std::string_view m = ins.substr(0, sp);
-    std::string_view ops = sp == std::string_view::npos ? std::string_view{} : trim(ins.substr(sp));
+    std::string_view ops = sp == std::string_view::npos ? std::string_view{} : util::trim(ins.substr(sp));
     // Drop a trailing comment ("# 2008 <...>").
-    if (size_t hash = ops.find('#'); hash != std::string_view::npos) ops = trim(ops.substr(0, hash));
+    if (size_t hash = ops.find('#'); hash != std::string_view::npos) ops = util::trim(ops.substr(0, hash));
     ++mix.instructions;
     switch (classify(m, ops)) {
     case InstructionKind::Vec512: ++mix.vec512; break;
