@@ -75,6 +75,8 @@ struct Options {
   bool variant_asymmetric = false; // the variant leaves the reference's outputs unread (TimingConfig::symmetric_arms)
   std::string variant_content;     // the variant's MeasurementProtocol::content (fresh | pool; empty: the main's)
   std::string variant_idle_arm;    // the variant's MeasurementProtocol::idle_arm (frozen | running; empty: the main's)
+  std::string decided;             // main protocol's MeasurementProtocol::stop_when_decided (on | off; empty: the judge's)
+  std::string variant_decided;     // the variant's (empty: the main's)
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -376,6 +378,7 @@ int run(const Options& opt) {
   config.protocol.clock = opt.clock.empty() ? judge::default_timing_clock(config.protocol.threads) : opt.clock;
   if (opt.lives >= 0) config.protocol.rule.target_lives = opt.lives;
   if (opt.life_warmup >= 0) config.protocol.rule.life_warmup_calls = opt.life_warmup;
+  if (!opt.decided.empty()) config.protocol.stop_when_decided = opt.decided == "on";
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
   judge::TimingConfig variant_config = config;
@@ -386,12 +389,14 @@ int run(const Options& opt) {
   if (opt.variant_asymmetric) variant_config.symmetric_arms = false;
   if (!opt.variant_content.empty()) variant_config.protocol.content = opt.variant_content;
   if (!opt.variant_idle_arm.empty()) variant_config.protocol.idle_arm = opt.variant_idle_arm;
-  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}; variant: clock {}, cpus [{}], lives {}, "
-                           "life warm-up {}, reference outputs {}\n",
+  if (!opt.variant_decided.empty()) variant_config.protocol.stop_when_decided = opt.variant_decided == "on";
+  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}; variant: clock {}, "
+                           "cpus [{}], lives {}, life warm-up {}, decided stop {}, reference outputs {}\n",
                            config.protocol.clock, fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives,
-                           config.protocol.rule.life_warmup_calls, variant_config.protocol.clock,
-                           fmt::join(variant_config.protocol.cpus, ","), variant_config.protocol.rule.target_lives,
-                           variant_config.protocol.rule.life_warmup_calls,
+                           config.protocol.rule.life_warmup_calls, config.protocol.stop_when_decided ? "on" : "off",
+                           variant_config.protocol.clock, fmt::join(variant_config.protocol.cpus, ","),
+                           variant_config.protocol.rule.target_lives, variant_config.protocol.rule.life_warmup_calls,
+                           variant_config.protocol.stop_when_decided ? "on" : "off",
                            variant_config.symmetric_arms ? "fingerprinted" : "unread");
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
@@ -696,6 +701,10 @@ int main(int argc, char** argv) {
                "Variant: leave the reference's outputs unread after its calls (the judge fingerprints both arms')");
   app.add_option("--variant-content", opt.variant_content, "Variant: values per call, fresh or pool (the protocol before fresh values)");
   app.add_option("--variant-idle-arm", opt.variant_idle_arm, "Variant: frozen or running (both workers run throughout)");
+  app.add_option("--decided", opt.decided, "Paired: stop a job once its verdict is settled, on or off (default: the judge's, on)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--variant-decided", opt.variant_decided, "Variant: on or off (default: the main protocol's)")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--variant-cpus", opt.variant_cpus, "Variant: CPU set, 'all' or a list (default: the main protocol's)");
   app.add_option("--common-aa", opt.common_aa, "Common-protocol runs, A/A")->capture_default_str();
   app.add_option("--common-slower", opt.common_slower, "Common-protocol runs, 3% slower")->capture_default_str();

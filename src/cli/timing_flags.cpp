@@ -57,6 +57,7 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   p.rule.target_lives = a.lives;
   p.rule.min_time_s = a.min_time_s;
   p.rule.warmup_s = a.warmup_s;
+  p.stop_when_decided = !a.until_target;
   TEMPER_TRY(judge::validate_stop_rule(p.rule));
   if (t.measure_jobs < 1 || t.confirm_jobs < 0) return fail("--measure-jobs must be at least 1 and --confirm-jobs at least 0");
   return t;
@@ -75,6 +76,10 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   }
   cmd->add_option("--cap", a.cap_s, "Seconds of measurement per arm per case per job")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
   cmd->add_option("--target", a.target_pct, "Stop when the 95% interval is within +-this percent")->capture_default_str()->group(group);
+  cmd->add_flag("--until-target", a.until_target,
+               "Keep a job measuring after its verdict is settled (a 99.9% interval clear of the noise band), "
+               "until the interval reaches --target or the cap")
+      ->group(group);
   cmd->add_option("--min-samples", a.min_samples, "Samples per arm before stopping")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
   cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before stopping")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--lives", a.lives, "Worker lives per arm per job: both workers are restarted on fresh memory every few rounds and the interval is taken over lives (0: one life)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);

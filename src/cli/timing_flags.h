@@ -30,6 +30,7 @@ struct TimingArgs {
   std::string clock; // empty: the judge's default
   double noise_floor_pct = 1.0;
   bool no_calibration = false;
+  bool until_target = false; // keep measuring after the verdict is settled
   std::string content_maker; // empty: the backend's default
 };
 

@@ -27,6 +27,8 @@ StopRule sanitized(StopRule r) {
   if (!(r.cap_s > 0)) r.cap_s = 0; // NaN or negative: nothing fits, the result says TOO_SLOW
   if (!(r.overhead_allowance_s >= 0)) r.overhead_allowance_s = 0;
   if (!(r.wall_limit_factor >= 1)) r.wall_limit_factor = 1;
+  if (!(r.decided_band >= 0) || !std::isfinite(r.decided_band)) r.decided_band = 0;
+  if (!(r.decided_confidence > 0 && r.decided_confidence < 1)) r.decided_band = 0;
   return r;
 }
 
@@ -153,6 +155,10 @@ Status validate_stop_rule(const StopRule& rule) {
   if (rule.check_every_rounds < 1) return fail("check_every_rounds must be at least 1");
   if (!(rule.ci.confidence > 0 && rule.ci.confidence < 1))
     return fail("the confidence level must lie strictly between 0 and 1");
+  if (!(rule.decided_band >= 0) || !std::isfinite(rule.decided_band))
+    return fail("the decided band must be a finite number >= 0");
+  if (rule.decided_band > 0 && !(rule.decided_confidence >= rule.ci.confidence && rule.decided_confidence < 1))
+    return fail("the decided confidence must lie between the interval's level and 1");
   return {};
 }
 
@@ -205,6 +211,7 @@ std::string_view paired_status_name(PairedStatus s) {
 std::string_view stop_reason_name(StopReason r) {
   switch (r) {
   case StopReason::CiTarget: return "ci_target";
+  case StopReason::Decided: return "decided";
   case StopReason::Cap: return "cap";
   case StopReason::WallLimit: return "wall_limit";
   case StopReason::MaxSamples: return "max_samples";
@@ -227,9 +234,17 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   const double t0 = clock.now();
 
   int life = 0;
-  auto estimate = [&]() {
-    if (life == 0) return estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), ci);
-    return estimate_from_lives(log_ratios(r), lives_of(r.reference), ci);
+  auto estimate_at = [&](const CiOptions& options) {
+    if (life == 0) return estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), options);
+    return estimate_from_lives(log_ratios(r), lives_of(r.reference), options);
+  };
+  auto estimate = [&]() { return estimate_at(ci); };
+  CiOptions decided_ci = ci;
+  decided_ci.confidence = rule.decided_confidence;
+  auto decided = [&]() {
+    if (!(rule.decided_band > 0)) return false;
+    const PairedEstimate d = estimate_at(decided_ci);
+    return d.ci_determined && (d.log_lo > rule.decided_band || d.log_hi < -rule.decided_band);
   };
   auto finish = [&]() -> PairedResult {
     r.reference.stats = summarize(kernel_times(r.reference));
@@ -407,11 +422,21 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
                            r.rounds >= rule.max_samples);
     if (!minimums) continue;
     if (last_check >= 0 && r.rounds - last_check < rule.check_every_rounds) continue;
-    if (renewing && usable_lives(log_ratios(r), lives_of(r.reference)) < std::max(rule.min_lives, 3)) continue;
+    // The width rule waits for min_lives; the decided rule only for the 3 lives an interval
+    // needs, since its stricter interval already pays for having few (Student's t at 2 degrees
+    // of freedom and 99.9% is 31.6).
+    const int lives_now = renewing ? usable_lives(log_ratios(r), lives_of(r.reference)) : 0;
+    if (renewing && lives_now < kMinLivesForInterval) continue;
     last_check = r.rounds;
-    const PairedEstimate e = estimate();
-    if (e.ci_determined && e.half_width <= rule.target_half_width) {
-      r.stop_reason = StopReason::CiTarget;
+    if (!renewing || lives_now >= std::max(rule.min_lives, kMinLivesForInterval)) {
+      const PairedEstimate e = estimate();
+      if (e.ci_determined && e.half_width <= rule.target_half_width) {
+        r.stop_reason = StopReason::CiTarget;
+        break;
+      }
+    }
+    if (decided()) {
+      r.stop_reason = StopReason::Decided;
       break;
     }
   }

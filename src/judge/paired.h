@@ -10,9 +10,14 @@
 // per round, r_i = ln(t_ref,i / t_cand,i) (stats.h).
 //
 // Sequence: warmup (unrecorded, alternating arms, each arm until it has spent warmup_s and made
-// warmup_min_calls calls), then blocks until the stop rule holds. The stop rule depends only on
+// warmup_min_calls calls), then blocks until the stop rule holds. The width rule depends only on
 // the interval's width and the amounts spent, never on where the estimate lies, so stopping
-// early does not steer the verdict.
+// early does not steer the verdict. The one rule that looks at where it lies, "decided"
+// (StopRule::decided_band), stops only when a much stricter interval than the verdict's lies
+// wholly outside the noise band: the verdict it leaves is the one the full measurement would
+// almost surely give, and the chance that a candidate no faster than its reference stops there
+// as FASTER is bounded by the stricter level's tail summed over the checks, and the
+// confirmation jobs must agree (docs/benchmarks.md, "Stopping once decided").
 //
 // Budget. Each call is charged to its arm's cap as the kernel's measured time (kernel_seconds,
 // on the protocol's clock) plus at most overhead_allowance_s of what the call cost around it:
@@ -114,6 +119,13 @@ struct StopRule {
   // kernel's first call in a process can still pay its own first-touch costs (a scratch
   // allocation's page faults, cold code).
   int life_warmup_calls = 1;
+  // Stop once decided: at a check, when the interval at decided_confidence (same method, same
+  // minimums) lies wholly above decided_band or wholly below -decided_band (log units: the
+  // verdict's noise band), the verdict is settled and further rounds would only narrow an
+  // interval nobody needs narrower (a 25x speedup needs no +-0.5%). 0: off. The reported
+  // estimate stays the usual one, with the interval it has.
+  double decided_band = 0;
+  double decided_confidence = 0.999;
 };
 
 // Checks a rule taken from a user (flags, config); measure_paired itself clamps nonsense.
@@ -159,11 +171,12 @@ std::string_view arm_name(Arm a); // reference, candidate
 enum class PairedStatus { Measured, TooSlow, ArmFailed };
 std::string_view paired_status_name(PairedStatus s); // MEASURED, TOO_SLOW, ARM_FAILED
 
-// ci_target: the interval reached the target width; cap: an arm's next call would pass cap_s;
+// ci_target: the interval reached the target width; decided: the stricter interval settled the
+// verdict (StopRule::decided_band); cap: an arm's next call would pass cap_s;
 // wall_limit: an arm's next call would pass wall_limit_factor * cap_s of wall time (a loaded
 // machine, with a CPU-time clock, or a costly harness); max_samples: max_samples rounds without
 // reaching the target; too_slow: fewer than 3 rounds fit; arm_failed: an arm's call failed.
-enum class StopReason { CiTarget, Cap, WallLimit, MaxSamples, TooSlow, ArmFailed };
+enum class StopReason { CiTarget, Decided, Cap, WallLimit, MaxSamples, TooSlow, ArmFailed };
 std::string_view stop_reason_name(StopReason r);
 
 struct RecordedSample {

@@ -341,6 +341,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   TimingConfig tc = make_timing_config(opt.timing, task, opt.compiler, compiler_id, worker_exe, opt.call_timeout,
                                        opt.memory_limit_bytes);
   tc.protocol.check_fraction = kProbeCheckFraction;
+  tc.protocol.stop_when_decided = false; // variants are ranked by their speedups
   TimingOptions to = opt.timing;
   to.reference = reference;
   to.tier = "probe";

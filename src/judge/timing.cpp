@@ -51,6 +51,7 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"target_lives", rule.target_lives},
           {"min_lives", rule.min_lives},
           {"life_warmup_calls", rule.life_warmup_calls},
+          {"decided_confidence", stop_when_decided ? rule.decided_confidence : 0.0},
           {"compiler", compiler},
           {"flags", flags}};
   if (content_maker != "host") j["content_maker"] = content_maker;
@@ -687,9 +688,11 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   }
 
   util::SteadyClock steady;
+  StopRule rule = p.rule;
+  if (p.stop_when_decided) rule.decided_band = std::log1p(noise_threshold(calibrated_noise, config.noise_floor));
   {
     ScopedAffinity pinned(p.cpus);
-    out.paired = measure_paired(ref, cand, steady, p.rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
+    out.paired = measure_paired(ref, cand, steady, rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
                                 config.cross_check);
   }
   out.content_seconds = content.seconds();

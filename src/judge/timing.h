@@ -60,6 +60,10 @@ struct MeasurementProtocol {
   // recorded protocol (it changes no time); each job reports its sample size.
   double check_fraction = 0.05;
   double check_confidence = 0.99;
+  // Stop a job once its verdict is settled (StopRule::decided_band, set per case to the
+  // noise threshold's band): large speedups stop after the minimum lives instead of at the cap.
+  // Off where the estimate itself is what is wanted narrow (the probe tier ranks variants by it).
+  bool stop_when_decided = true;
   StopRule rule;
   std::string compiler;            // program and version
   std::vector<std::string> flags;

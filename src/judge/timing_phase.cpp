@@ -143,6 +143,8 @@ TimingConfig make_timing_config(const TimingOptions& options, const core::Task& 
   TimingConfig tc;
   tc.protocol = options.protocol;
   tc.protocol.threads = task.config.threads;
+  // A probe's speedup ranks variants: it wants the interval the cap buys, not just the verdict.
+  if (options.tier == "probe") tc.protocol.stop_when_decided = false;
   if (tc.protocol.flush_bytes == 0) tc.protocol.flush_bytes = default_flush_bytes();
   if (tc.protocol.cpus.empty()) tc.protocol.cpus = default_timing_cpus(tc.protocol.threads);
   if (tc.protocol.clock.empty()) tc.protocol.clock = default_timing_clock(tc.protocol.threads);

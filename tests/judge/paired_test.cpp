@@ -737,5 +737,64 @@ TEST(PairedLives, SlowCallsGetOneRoundPerLifeAndAnInterval) {
   EXPECT_EQ(steady_run(0.09, 0.009, 1.0, true).life_rounds, 2);
 }
 
+// Stopping once decided (StopRule::decided_band): a reference 25x slower than the candidate,
+// 5% noise per call and 2% per life, a 6 s cap.
+PairedResult decided_run(double ratio, bool decided, uint64_t seed) {
+  FakeClock clock;
+  PlacementArm ref(clock, 20e-3, 0.05, 0.02, 3000 + 2 * seed);
+  PlacementArm cand(clock, 20e-3 / ratio, 0.05, 0.02, 3001 + 2 * seed);
+  StopRule rule;
+  rule.cap_s = 6;
+  if (decided) rule.decided_band = std::log1p(0.01);
+  return measure_paired(ref, cand, clock, rule, 500 + seed, 4);
+}
+
+TEST(PairedDecided, ALargeSpeedupStopsOnceSettledWithTheIntervalItHas) {
+  const PairedResult full = decided_run(25, false, 1);
+  const PairedResult early = decided_run(25, true, 1);
+  EXPECT_EQ(stop_reason_name(full.stop_reason), "cap");
+  EXPECT_EQ(stop_reason_name(early.stop_reason), "decided");
+  EXPECT_EQ(paired_verdict(full, 0.01), Verdict::Faster);
+  EXPECT_EQ(paired_verdict(early, 0.01), Verdict::Faster);
+  // After a few lives instead of the cap's twelve-odd: well under half the reference's time.
+  EXPECT_LT(early.reference.spent_seconds, 0.5 * full.reference.spent_seconds);
+  EXPECT_GE(early.estimate.lives, 3);
+  // The reported interval is the usual 95% one, wider than the full run's but around 25x.
+  ASSERT_TRUE(early.estimate.ci_determined);
+  EXPECT_DOUBLE_EQ(early.estimate.confidence, 0.95);
+  EXPECT_LT(early.estimate.speedup_lo, 25 * 1.01);
+  EXPECT_GT(early.estimate.speedup_hi, 25 / 1.01);
+  EXPECT_GT(early.estimate.half_width, full.estimate.half_width);
+}
+
+TEST(PairedDecided, NoDecidedStopWithoutADifferenceAndNoneAgainstTheTruth) {
+  int decided_aa = 0, false_aa = 0, faster_slow = 0, slower_found = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const PairedResult aa = decided_run(1.0, true, seed);
+    decided_aa += aa.stop_reason == StopReason::Decided;
+    const Verdict v = paired_verdict(aa, 0.01);
+    false_aa += v == Verdict::Faster || v == Verdict::Slower;
+    const PairedResult slow = decided_run(1 / 1.05, true, 100 + seed);
+    faster_slow += paired_verdict(slow, 0.01) == Verdict::Faster;
+    slower_found += paired_verdict(slow, 0.01) == Verdict::Slower;
+  }
+  EXPECT_EQ(decided_aa, 0);
+  EXPECT_LE(false_aa, 1);
+  EXPECT_EQ(faster_slow, 0);
+  EXPECT_GE(slower_found, 50);
+}
+
+TEST(PairedDecided, TheRuleIsValidated) {
+  StopRule r;
+  r.decided_band = -0.1;
+  EXPECT_FALSE(validate_stop_rule(r));
+  r.decided_band = std::log1p(0.01);
+  EXPECT_TRUE(validate_stop_rule(r));
+  r.decided_confidence = 0.9; // looser than the verdict's own interval
+  EXPECT_FALSE(validate_stop_rule(r));
+  r.decided_confidence = 1.0;
+  EXPECT_FALSE(validate_stop_rule(r));
+}
+
 } // namespace
 } // namespace temper::judge::paired_test
