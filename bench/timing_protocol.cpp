@@ -77,6 +77,8 @@ struct Options {
   std::string variant_idle_arm;    // the variant's MeasurementProtocol::idle_arm (frozen | running; empty: the main's)
   std::string decided;             // main protocol's MeasurementProtocol::stop_when_decided (on | off; empty: the judge's)
   std::string variant_decided;     // the variant's (empty: the main's)
+  std::string cold_step;           // main protocol's MeasurementProtocol::cold_step (empty: the judge's, evict)
+  std::string variant_cold_step;   // the variant's (empty: the main's)
   int common_aa = 100;      // common-protocol runs, A/A
   int common_slower = 100;  // common-protocol runs, 3% slower
   int common_warmup = 10;
@@ -379,6 +381,7 @@ int run(const Options& opt) {
   if (opt.lives >= 0) config.protocol.rule.target_lives = opt.lives;
   if (opt.life_warmup >= 0) config.protocol.rule.life_warmup_calls = opt.life_warmup;
   if (!opt.decided.empty()) config.protocol.stop_when_decided = opt.decided == "on";
+  config.protocol.cold_step = opt.cold_step.empty() ? "evict" : opt.cold_step;
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
   judge::TimingConfig variant_config = config;
@@ -390,13 +393,14 @@ int run(const Options& opt) {
   if (!opt.variant_content.empty()) variant_config.protocol.content = opt.variant_content;
   if (!opt.variant_idle_arm.empty()) variant_config.protocol.idle_arm = opt.variant_idle_arm;
   if (!opt.variant_decided.empty()) variant_config.protocol.stop_when_decided = opt.variant_decided == "on";
-  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}; variant: clock {}, "
-                           "cpus [{}], lives {}, life warm-up {}, decided stop {}, reference outputs {}\n",
+  if (!opt.variant_cold_step.empty()) variant_config.protocol.cold_step = opt.variant_cold_step;
+  std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}, cold step {}; variant: "
+                           "clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}, cold step {}, reference outputs {}\n",
                            config.protocol.clock, fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives,
                            config.protocol.rule.life_warmup_calls, config.protocol.stop_when_decided ? "on" : "off",
-                           variant_config.protocol.clock, fmt::join(variant_config.protocol.cpus, ","),
+                           config.protocol.cold_step, variant_config.protocol.clock, fmt::join(variant_config.protocol.cpus, ","),
                            variant_config.protocol.rule.target_lives, variant_config.protocol.rule.life_warmup_calls,
-                           variant_config.protocol.stop_when_decided ? "on" : "off",
+                           variant_config.protocol.stop_when_decided ? "on" : "off", variant_config.protocol.cold_step,
                            variant_config.symmetric_arms ? "fingerprinted" : "unread");
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
@@ -705,6 +709,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--variant-decided", opt.variant_decided, "Variant: on or off (default: the main protocol's)")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--cold-step", opt.cold_step, "Paired: cold-cache step, evict or buffer (default: the judge's, evict)")
+      ->check(CLI::IsMember({"evict", "buffer"}));
+  app.add_option("--variant-cold-step", opt.variant_cold_step, "Variant: evict or buffer (default: the main protocol's)")
+      ->check(CLI::IsMember({"evict", "buffer"}));
   app.add_option("--variant-cpus", opt.variant_cpus, "Variant: CPU set, 'all' or a list (default: the main protocol's)");
   app.add_option("--common-aa", opt.common_aa, "Common-protocol runs, A/A")->capture_default_str();
   app.add_option("--common-slower", opt.common_slower, "Common-protocol runs, 3% slower")->capture_default_str();

@@ -108,7 +108,15 @@ struct LoadCommand {
   // device"), a shared object that mixes inputs and hashes outputs on the device. A trailing
   // field sent only when non-empty (input_groups, possibly empty, is then sent before it).
   std::string device_content;
+  // The cold-cache step FLUSH performs: kColdBuffer writes the flush_bytes buffer; kColdEvict
+  // flushes the worker's own resident memory line by line (worker/evict.h) and allocates no
+  // buffer. A trailing field sent only when not kColdBuffer (the two fields before it are then
+  // sent too, possibly empty): the runners, which only ever flush with a buffer, never see it.
+  uint8_t cold_step = 0;
 };
+
+inline constexpr uint8_t kColdBuffer = 0;
+inline constexpr uint8_t kColdEvict = 1;
 
 // RunCommand::flags.
 inline constexpr uint8_t kRunDeviceContent = 1; // inputs: set 0 and set 1 mixed element by element under content_seed
@@ -326,8 +334,10 @@ inline std::string encode(const LoadCommand& c) {
   for (const auto& a : c.attrs) put(w, a);
   w.u64(c.flush_bytes);
   w.list(c.cpus);
-  if (!c.input_groups.empty() || !c.device_content.empty()) w.list(c.input_groups);
-  if (!c.device_content.empty()) w.str(c.device_content);
+  const bool cold_step = c.cold_step != kColdBuffer;
+  if (!c.input_groups.empty() || !c.device_content.empty() || cold_step) w.list(c.input_groups);
+  if (!c.device_content.empty() || cold_step) w.str(c.device_content);
+  if (cold_step) w.u8(c.cold_step);
   return w.finish();
 }
 
@@ -406,6 +416,7 @@ inline std::optional<LoadCommand> decode_load(std::string_view payload) {
   c.cpus = r.list<int32_t>();
   if (r.ok() && !r.at_end()) c.input_groups = r.list<InputGroupDesc>();
   if (r.ok() && !r.at_end()) c.device_content = r.str();
+  if (r.ok() && !r.at_end()) c.cold_step = r.u8();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return c;
 }

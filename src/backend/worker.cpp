@@ -169,6 +169,7 @@ Expected<proto::LoadCommand> load_command(const WorkerOptions& options, const Sh
     c.attrs.push_back(std::move(a));
   }
   c.flush_bytes = options.flush_bytes;
+  if (options.evict_cold) c.cold_step = proto::kColdEvict;
   c.cpus = options.cpus;
   c.device_content = options.device_content.string();
   bool plain = std::all_of(options.input_slots.begin(), options.input_slots.end(),

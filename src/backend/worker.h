@@ -34,6 +34,9 @@ struct WorkerOptions {
   // tensors: each tensor is its own input, as in ABI 1.
   std::vector<core::InputSlot> input_slots;
   size_t flush_bytes = 0;            // cold-cache buffer for flush(); 0: flush() does nothing
+  // flush() flushes the worker's own resident memory instead of writing a buffer
+  // (MeasurementProtocol::cold_step "evict"; temper-worker only, flush_bytes is then unused).
+  bool evict_cold = false;
   std::vector<int> cpus;             // CPU affinity; empty: inherit temper's
   // The runner times calls on the NPU's profiler (runners/pypto --time device): it gets
   // "--profile-root DIR", a private directory for its exports, removed with the worker; a call

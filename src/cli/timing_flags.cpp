@@ -44,6 +44,8 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   if (a.cache_mode != "cold" && a.cache_mode != "warm") return fail("--cache must be cold or warm, not '{}'", a.cache_mode);
   p.cache_mode = a.cache_mode;
   p.flush_bytes = static_cast<size_t>(a.flush_mb * 1024 * 1024);
+  if (Status s = judge::validate_cold_step(a.cold_step); !s) return fail("--cold-step: {}", s.error().message);
+  p.cold_step = a.cold_step;
   TEMPER_TRY_ASSIGN(p.cpus, parse_cpus(a.cpus));
   if (!a.clock.empty() && a.clock != judge::kClockMonotonic && a.clock != judge::kClockThreadCpu)
     return fail("--clock must be monotonic or thread_cpu, not '{}'", a.clock);
@@ -85,6 +87,11 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   cmd->add_option("--lives", a.lives, "Worker lives per arm per job: both workers are restarted on fresh memory every few rounds and the interval is taken over lives (0: one life)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--cache", a.cache_mode, "cold (flush before every sample) or warm")->capture_default_str()->group(group);
+  cmd->add_option("--cold-step", a.cold_step,
+                  "How a sample is made cold: evict (flush the worker's own memory from every cache level) or buffer "
+                  "(write --flush-mb of memory); default: evict where both arms run in temper-worker")
+      ->check(CLI::IsMember({"evict", "buffer"}))
+      ->group(group);
   cmd->add_option("--flush-mb", a.flush_mb, "Cold-cache buffer in MiB (default: 2x the last-level cache)")->group(group)->check(CLI::PositiveNumber);
   cmd->add_option("--cpus", a.cpus, "CPU set for both arms and the judge while it measures, e.g. 1 or 0-1 (default: one-thread tasks on the last CPU, others on all)")->group(group);
   cmd->add_option("--clock", a.clock, "monotonic (wall time) or thread_cpu (the worker thread's CPU time; one-thread tasks only) (default: thread_cpu for one-thread tasks)")->group(group);

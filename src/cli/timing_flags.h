@@ -26,6 +26,7 @@ struct TimingArgs {
   double warmup_s = 0.025;
   std::string cache_mode = "cold";
   double flush_mb = 0;
+  std::string cold_step;
   std::string cpus;
   std::string clock; // empty: the judge's default
   double noise_floor_pct = 1.0;

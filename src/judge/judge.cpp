@@ -389,6 +389,14 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     tc.worker_env = backend.worker_env;
     tc.device_profiles = backend.device_profiles;
     if (torch_ref) tc.reference_command = torch_ref->argv;
+    // Both arms take the same cold-cache step. The evict step is temper-worker's; the PyTorch
+    // runner, the CUDA worker (its L2) and the PyPTO runner flush with a buffer.
+    if (backend.name != "cpu" || torch_ref) {
+      if (opt.timing->protocol.cold_step == "evict") {
+        return fail("--cold-step evict needs both arms in temper-worker (the CPU backend, a C++ reference); use buffer");
+      }
+      tc.protocol.cold_step = "buffer";
+    }
     // CUDA's and PyPTO's runtimes keep threads of their own busy: measured there, not judged.
     tc.judge_work_outside_call = backend.name == "cpu";
     if (opt.timing->tier == "probe") tc.protocol.check_fraction = kProbeCheckFraction;

@@ -33,6 +33,7 @@ namespace fs = std::filesystem;
 nlohmann::json MeasurementProtocol::to_json() const {
   nlohmann::json j = {{"cache_mode", cache_mode},
           {"flush_bytes", flush_bytes},
+          {"cold_step", cold_step},
           {"threads", threads},
           {"cpus", cpus},
           {"clock", clock},
@@ -72,6 +73,11 @@ std::optional<std::string> protocol_difference(const nlohmann::json& a, const nl
 size_t default_flush_bytes() {
   uint64_t llc = util::host_info().llc_bytes;
   return llc > 0 ? static_cast<size_t>(2 * llc) : size_t{256} << 20;
+}
+
+Status validate_cold_step(const std::string& step) {
+  if (step.empty() || step == "evict" || step == "buffer") return {};
+  return fail("unknown cold-cache step '{}': use evict or buffer", step);
 }
 
 std::vector<int> default_timing_cpus(int threads) {
@@ -645,7 +651,8 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   wo.memory_limit_bytes = config.memory_limit_bytes;
   wo.attrs = c.attrs;
   wo.input_slots = c.slots;
-  wo.flush_bytes = cold ? p.flush_bytes : 0;
+  wo.evict_cold = cold && p.cold_step == "evict";
+  wo.flush_bytes = cold && !wo.evict_cold ? p.flush_bytes : 0;
   wo.cpus = p.cpus;
   if (on_device) wo.device_content = config.device_content;
   backend::WorkerOptions ref_opts = wo, cand_opts = wo;

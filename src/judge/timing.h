@@ -31,6 +31,12 @@ namespace temper::judge {
 struct MeasurementProtocol {
   std::string cache_mode = "cold"; // cold: write flush_bytes before every sample; warm: nothing
   size_t flush_bytes = 0;          // default: 2x the last-level cache, 256 MiB when unknown
+  // How a cold sample is made cold:
+  //   evict   the worker flushes every line of its own resident memory from every cache level
+  //           (worker/evict.h): the cost follows what the kernel holds, not the cache size;
+  //   buffer  the worker writes flush_bytes of its own buffer (the PyTorch arm, CUDA's L2, PyPTO).
+  // Empty: the judge picks (make_timing_config, run_judge): evict when both arms are temper-worker.
+  std::string cold_step;
   int threads = 1;
   // Both workers, and the judge's thread while it measures, run on these CPUs. Empty: the
   // judge picks (make_timing_config): one CPU when threads == 1 (default_timing_cpus), else
@@ -76,6 +82,8 @@ std::optional<std::string> protocol_difference(const nlohmann::json& a, const nl
 
 // The default flush size for this machine.
 size_t default_flush_bytes();
+// "" (the judge picks), "evict" or "buffer"; anything else is an error that names the choices.
+Status validate_cold_step(const std::string& step);
 
 // The default CPU set for a measurement with `threads` threads: for one thread, the last CPU
 // this process may run on (CPU 0 takes most interrupts on the machines we use); otherwise

@@ -146,6 +146,7 @@ TimingConfig make_timing_config(const TimingOptions& options, const core::Task& 
   // A probe's speedup ranks variants: it wants the interval the cap buys, not just the verdict.
   if (options.tier == "probe") tc.protocol.stop_when_decided = false;
   if (tc.protocol.flush_bytes == 0) tc.protocol.flush_bytes = default_flush_bytes();
+  if (tc.protocol.cold_step.empty()) tc.protocol.cold_step = "evict";
   if (tc.protocol.cpus.empty()) tc.protocol.cpus = default_timing_cpus(tc.protocol.threads);
   if (tc.protocol.clock.empty()) tc.protocol.clock = default_timing_clock(tc.protocol.threads);
   tc.protocol.compiler = compiler_id.version;

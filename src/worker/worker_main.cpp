@@ -8,6 +8,7 @@
 // fds 3 (commands), 4 (replies) and 5 (the arena) are set up by the judge; 0 is /dev/null and
 // 1/2 go to a pipe the judge drains. Every other inherited fd is closed at startup.
 #include "backend/protocol.h"
+#include "worker/evict.h"
 #include "worker/sandbox.h"
 #include "worker/worker_io.h"
 
@@ -83,7 +84,14 @@ unsigned char g_flush_value = 0;
 // One store per 64-byte line rather than memset: every line of the buffer is still brought in
 // and dirtied (so it displaces the kernel's data just the same), at about half memset's cost
 // on this machine kind, and a large memset may use cache-bypassing stores that evict nothing.
+// The other cold-cache step (LoadCommand::cold_step): flush what this process holds.
+temper::worker::OwnMemoryEvictor g_evictor;
+
 void handle_flush() {
+  if (g_evictor.active()) {
+    g_evictor.evict();
+    return;
+  }
   if (g_flush.empty()) return;
   ++g_flush_value;
   constexpr size_t kLine = 64;
@@ -147,7 +155,12 @@ std::string handle_load(std::string_view payload) {
       return load_failed(true, std::string("sched_setaffinity: ") + std::strerror(errno));
     }
   }
-  if (c.flush_bytes > 0) {
+  if (c.cold_step == proto::kColdEvict) {
+    std::string why;
+    if (!g_evictor.open(base, c.arena_size, why)) {
+      return load_failed(true, "the evict cold-cache step cannot run here (" + why + "); use --cold-step buffer");
+    }
+  } else if (c.flush_bytes > 0) {
     // Allocated and touched now, before the address-space limit, so FLUSH never allocates.
     g_flush.assign(static_cast<size_t>(c.flush_bytes), 1);
   }

@@ -252,13 +252,18 @@ TEST(Adversarial, LeavingAThreadToFinishIsDeferredWork) {
 // --- caught while timed: these pass correctness.
 
 TEST(Adversarial, CachingByPointerOnlyWhenTimedIsStaleOutput) {
-  auto v = judge(kCheats / "cache_by_pointer_when_timed.cpp", with_reference());
+  // Two worker lives per arm: each life makes many calls, so the kernel gets to remember one
+  // (with a life every two calls, on a slow machine, it never would).
+  auto v = judge(kCheats / "cache_by_pointer_when_timed.cpp", with_reference({"--lives", "2"}));
   expect_caught(v, "REJECTED_CHEAT", "stale_output");
   EXPECT_NE(v.first_case.value("message", "").find("while timed"), std::string::npos) << v.first_case.dump(2);
 }
 
 TEST(Adversarial, SkippingWorkAfterACacheFlushIsTimedBehaviourDiffers) {
-  expect_caught(judge(kCheats / "skips_when_flushed.cpp", with_reference()), "INCORRECT_NUMERICAL", "timed_behaviour_differs");
+  // The buffer cold step (the PyTorch arm's): its buffer is what the kernel looks for. Under the
+  // default evict step a timed worker maps nothing a correctness worker does not.
+  expect_caught(judge(kCheats / "skips_when_flushed.cpp", with_reference({"--cold-step", "buffer"})), "INCORRECT_NUMERICAL",
+                "timed_behaviour_differs");
 }
 
 TEST(Adversarial, WritingPartOfTheOutputWhenTimedIsTimedBehaviourDiffers) {

@@ -337,7 +337,57 @@ TEST(WorkerProtocol, RunInfoCarriesAnOptionalProfileDirectory) {
   EXPECT_FALSE(protocol::decode_run_info(f.payload + "x"));
 }
 
+TEST(WorkerProtocol, ColdStepIsATrailingFieldSentOnlyForEvict) {
+  protocol::LoadCommand c;
+  c.artifact = "/tmp/k.so";
+  c.flush_bytes = 4096;
+  std::string plain = protocol::encode(c);
+  c.cold_step = protocol::kColdEvict;
+  std::string evict = protocol::encode(c);
+  EXPECT_GT(evict.size(), plain.size());
+  protocol::Frame f;
+  ASSERT_EQ(protocol::take_frame(plain, f), protocol::FrameStatus::Complete);
+  auto back = protocol::decode_load(f.payload);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->cold_step, protocol::kColdBuffer);
+  ASSERT_EQ(protocol::take_frame(evict, f), protocol::FrameStatus::Complete);
+  back = protocol::decode_load(f.payload);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->cold_step, protocol::kColdEvict);
+  EXPECT_EQ(back->flush_bytes, 4096u);
+  EXPECT_TRUE(back->input_groups.empty());
+  EXPECT_TRUE(back->device_content.empty());
+}
+
 // --- worker -----------------------------------------------------------------------------------
+
+// The evict cold-cache step: FLUSH works in a sandboxed worker, allocates no buffer (a flush
+// buffer would show in the worker's resident memory), and the kernel still computes.
+TEST(Worker, EvictColdStepFlushesWithoutABuffer) {
+  auto arena = SharedArena::create(adder_layout(1024, 1));
+  ASSERT_TRUE(arena) << arena.error().message;
+  for (int i = 0; i < 1024; ++i) {
+    f32(arena->input(0, 0))[i] = static_cast<float>(i);
+    f32(arena->input(0, 1))[i] = 1.0f;
+  }
+  WorkerOptions o = options_for(kernel("adder", kAdder));
+  o.flush_bytes = size_t{256} << 20; // unused under evict: the worker must not allocate it
+  o.evict_cold = true;
+  auto [worker, loaded] = Worker::start(o, *arena);
+  ASSERT_TRUE(loaded.ok()) << loaded.message;
+  for (int round = 0; round < 3; ++round) {
+    CallResult f = worker->flush();
+    ASSERT_TRUE(f.ok()) << f.message;
+    CallResult r = worker->run(0);
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(f32(arena->output(0))[1023], 1024.0f);
+  }
+  std::ifstream statm("/proc/" + std::to_string(worker->pid()) + "/statm");
+  uint64_t size_pages = 0, resident_pages = 0;
+  ASSERT_TRUE(statm >> size_pages >> resident_pages);
+  EXPECT_LT(resident_pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)), uint64_t{128} << 20);
+}
+
 
 TEST(Worker, AddsAndRotatesInputSets) {
   auto arena = SharedArena::create(adder_layout(1024, 2));

@@ -189,7 +189,8 @@ TEST(JudgeE2E, UsageErrorsExitTwoWithAMessage) {
   // A number out of range is a usage error that names its flag, before anything runs (a
   // negative timeout once turned every case into TIMEOUT).
   for (auto [flag, value] : {std::pair{"--timeout", "-1"}, std::pair{"--cap", "0"}, std::pair{"--jobs", "-2"},
-                             std::pair{"--confirm-jobs", "-1"}, std::pair{"--noise-floor", "-0.5"}}) {
+                             std::pair{"--confirm-jobs", "-1"}, std::pair{"--noise-floor", "-0.5"},
+                             std::pair{"--cold-step", "sometimes"}}) {
     auto bad = judge("tasks/swi_glu", "tasks/swi_glu/reference.cpp", "1", {flag, value});
     EXPECT_EQ(bad.exit_code, 2) << flag << " " << value << "\n" << bad.output;
     EXPECT_NE(bad.output.find(flag), std::string::npos) << bad.output;

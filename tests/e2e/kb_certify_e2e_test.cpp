@@ -65,10 +65,25 @@ TEST(KbCertifyE2E, CheapEntryIsCertifiedWithEvidence) {
   // pipes need more chains in flight; Zen 4 runs 512-bit FMAs at half rate, 4 chains already
   // fill it, and the probe rightly refutes the claim there. Either way the outcome is the
   // probe's, recorded with evidence on this fingerprint.
-  const bool claim_holds_here = cls == "x86_64-zen5-avx512";
-  const std::string outcome = claim_holds_here ? "certified" : "refuted";
+  // Other classes (Intel's server cores have two full-width FMA pipes) may go either way: there
+  // the outcome must agree with its own evidence.
   CliRun r = temper_cmd({"kb", "--kb", dir.path().string(), "certify", "fma-accumulators-4-vs-12", "--quiet"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  const bool known = cls == "x86_64-zen5-avx512" || cls == "x86_64-zen4-avx512";
+  if (!known && r.output.find("1 left proposed") != std::string::npos) {
+    // Undecided: the interval straddles the claimed 1.5x, and the entry stays proposed.
+    CliRun show = temper_cmd({"kb", "--kb", dir.path().string(), "show", "fma-accumulators-4-vs-12", "--json"});
+    ASSERT_EQ(show.exit_code, 0) << show.output;
+    auto j = nlohmann::json::parse(show.output);
+    EXPECT_EQ(j["status"], "proposed") << j.dump(2);
+    ASSERT_EQ(j["evidence"].size(), 1u);
+    EXPECT_EQ(j["evidence"][0]["outcome"], "ambiguous");
+    EXPECT_LT(j["evidence"][0]["figures"]["lo"].get<double>(), 1.5);
+    EXPECT_GE(j["evidence"][0]["figures"]["hi"].get<double>(), 1.5);
+    return;
+  }
+  const bool claim_holds_here = known ? cls == "x86_64-zen5-avx512" : r.output.find("1 certified") != std::string::npos;
+  const std::string outcome = claim_holds_here ? "certified" : "refuted";
   EXPECT_NE(r.output.find("1 " + outcome), std::string::npos) << r.output;
 
   CliRun show = temper_cmd({"kb", "--kb", dir.path().string(), "show", "fma-accumulators-4-vs-12", "--json"});

@@ -164,6 +164,8 @@ TEST(TimingE2E, ProbeTierTimesOneCase) {
   EXPECT_FALSE(r.report["cases"][1].contains("timing"));
   EXPECT_EQ(r.report["timing"]["tier"], "probe");
   EXPECT_EQ(r.report["timing"]["confirmation_jobs"], 0);
+  // Both arms in temper-worker: the default cold-cache step flushes the workers' own memory.
+  EXPECT_EQ(r.report["timing"]["protocol"]["cold_step"], "evict") << r.report["timing"]["protocol"].dump(2);
 }
 
 TEST(TimingE2E, CannBenchScoreWhereTheTaskGivesAHardwareBound) {

@@ -45,6 +45,20 @@ TEST(TimingProtocol, RecordsClockCpusAndTheCapCharge) {
   EXPECT_NE(diff->find("clock"), std::string::npos);
 }
 
+TEST(TimingProtocol, RecordsTheColdStep) {
+  MeasurementProtocol p;
+  p.cold_step = "evict";
+  MeasurementProtocol q = p;
+  q.cold_step = "buffer";
+  EXPECT_EQ(p.to_json()["cold_step"], "evict");
+  auto diff = protocol_difference(p.to_json(), q.to_json());
+  ASSERT_TRUE(diff); // times taken after different cold-cache steps do not compare
+  EXPECT_NE(diff->find("cold_step"), std::string::npos);
+  EXPECT_TRUE(validate_cold_step(""));
+  EXPECT_TRUE(validate_cold_step("buffer"));
+  EXPECT_FALSE(validate_cold_step("sometimes"));
+}
+
 TEST(TimingProtocol, RecordsTheLivesAndTheirWarmup) {
   MeasurementProtocol p;
   p.rule.target_lives = 12;
