@@ -144,8 +144,13 @@ Expected<ProbeOutcome> JudgeProbeRunner::run(const Entry& entry) {
     }
     out.jobs.push_back(std::move(pj));
   }
-  out.note = fmt::format("judge paired protocol, {} cache, {} measurement + {} confirmation job(s), cap {} s per arm", p.cache, p.jobs,
-                         p.jobs, p.cap_s);
+  // The cold-cache step changes what a bandwidth probe measures (the buffer step's write-backs
+  // land in the probe's calls), so the evidence names it.
+  std::string step;
+  if (p.cache == "cold" && report.timing_overall.is_object() && report.timing_overall.contains("protocol"))
+    step = report.timing_overall["protocol"].value("cold_step", "");
+  out.note = fmt::format("judge paired protocol, {} cache{}, {} measurement + {} confirmation job(s), cap {} s per arm", p.cache,
+                         step.empty() ? "" : " (" + step + " step)", p.jobs, p.jobs, p.cap_s);
   return out;
 }
 
