@@ -59,6 +59,15 @@ Expected<GoldenResult> read_outputs(const fs::path& file) {
   return r;
 }
 
+// Goldens of large cases are hundreds of MB each and every job seed adds more: the cache keeps
+// the most recently used within $TEMPER_GOLDEN_CACHE_MB (0: unbounded), by default half the room
+// its filesystem has, between 8 and 32 GiB. A bound below one run's working set (SwiGLU's 20
+// cases: 11 GB) evicts, least recently used first, exactly the goldens the next run needs, and
+// every correctness check computes them all again (docs/benchmarks.md).
+uint64_t golden_cache_limit(const fs::path& dir) {
+  return util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", util::disk_share_mib(dir, 8192, 32768));
+}
+
 } // namespace
 
 GoldenRunner::GoldenRunner(const core::Task& task, build::CompileCache& cache, util::ProcessRunner& runner,
@@ -182,9 +191,7 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
   if (cached.empty()) return r; // outputs_uncached
   TEMPER_TRY(util::make_dirs(cached.parent_path()));
   publish(out_file, cached);
-  // Goldens of large cases are tens of MB each and every job seed adds more: the cache keeps the
-  // most recently used within $TEMPER_GOLDEN_CACHE_MB (default 8 GiB; 0: unbounded).
-  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), cached);
+  util::prune_cache(m_cache_dir, golden_cache_limit(m_cache_dir), cached);
   return r;
 }
 
@@ -268,7 +275,7 @@ Expected<std::vector<GoldenResult>> GoldenRunner::ensure_sets(
     publish(tmp.path() / fmt::format("out{}.lowp", k), cached[1]);
     out[static_cast<size_t>(k)].seconds = pr.seconds / static_cast<double>(misses.size()); // one process, shared
   }
-  util::prune_cache(m_cache_dir, util::cache_limit_from_env("TEMPER_GOLDEN_CACHE_MB", 8192), misses.back().second[0]);
+  util::prune_cache(m_cache_dir, golden_cache_limit(m_cache_dir), misses.back().second[0]);
   return out;
 }
 

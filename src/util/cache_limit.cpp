@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <sys/statvfs.h>
 #include <vector>
 
 namespace temper::util {
@@ -58,6 +59,14 @@ uint64_t cache_limit_from_env(std::string_view name, uint64_t default_mib) {
     if (end && *end == '\0') mib = parsed;
   }
   return mib << 20;
+}
+
+uint64_t disk_share_mib(const fs::path& dir, uint64_t min_mib, uint64_t max_mib) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return min_mib;
+  const uint64_t available = static_cast<uint64_t>(st.f_bavail) * static_cast<uint64_t>(st.f_frsize);
+  const uint64_t held = prune_cache(dir, 0).bytes_before; // max_bytes 0: counts, removes nothing
+  return std::clamp<uint64_t>((available + held) / 2 >> 20, min_mib, max_mib);
 }
 
 } // namespace temper::util

@@ -27,4 +27,9 @@ void touch_for_lru(const std::filesystem::path& file);
 // MiB; "0" means no limit.
 uint64_t cache_limit_from_env(std::string_view name, uint64_t default_mib);
 
+// Half of the room a cache under `dir` has on its filesystem (the space available there plus what
+// the cache already holds), in MiB, within [min_mib, max_mib]: a default bound that lets a large
+// working set stay cached where the disk allows it. min_mib when the filesystem cannot be read.
+uint64_t disk_share_mib(const std::filesystem::path& dir, uint64_t min_mib, uint64_t max_mib);
+
 } // namespace temper::util

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -45,6 +46,20 @@ TEST(CacheLimit, UnderTheLimitOrUnlimitedRemovesNothingAndKeepIsKept) {
   EXPECT_TRUE(fs::exists(tmp.path() / "a"));
   EXPECT_FALSE(fs::exists(tmp.path() / "b"));
   EXPECT_EQ(prune_cache(tmp.path() / "missing", 1).files_removed, 0);
+}
+
+// Half of the filesystem's room (available space plus what the cache holds), within the bounds.
+TEST(CacheLimit, DiskShareIsHalfTheRoomWithinBounds) {
+  TempDir tmp("temper-cache-limit");
+  write_aged(tmp.path() / "held", 3 << 20, 0);
+  const fs::space_info space = fs::space(tmp.path());
+  const uint64_t room_mib = (static_cast<uint64_t>(space.available) + (uint64_t{3} << 20)) / 2 >> 20;
+  const uint64_t share = disk_share_mib(tmp.path(), 1, uint64_t{1} << 40);
+  // The available space moves with other writers: within 1%.
+  EXPECT_NEAR(static_cast<double>(share), static_cast<double>(room_mib), static_cast<double>(room_mib) / 100 + 1);
+  EXPECT_EQ(disk_share_mib(tmp.path(), 1, 5), std::min<uint64_t>(5, share));
+  EXPECT_EQ(disk_share_mib(tmp.path(), uint64_t{1} << 40, uint64_t{1} << 41), uint64_t{1} << 40);
+  EXPECT_EQ(disk_share_mib(tmp.path() / "no" / "such" / "dir", 7, 9), 7u); // unreadable: the minimum
 }
 
 TEST(CacheLimit, LimitFromEnvironmentInMiB) {
