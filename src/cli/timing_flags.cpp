@@ -44,7 +44,6 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   if (a.cache_mode != "cold" && a.cache_mode != "warm") return fail("--cache must be cold or warm, not '{}'", a.cache_mode);
   p.cache_mode = a.cache_mode;
   p.flush_bytes = static_cast<size_t>(a.flush_mb * 1024 * 1024);
-  if (Status s = judge::validate_cold_step(a.cold_step); !s) return fail("--cold-step: {}", s.error().message);
   p.cold_step = a.cold_step;
   TEMPER_TRY_ASSIGN(p.cpus, parse_cpus(a.cpus));
   if (!a.clock.empty() && a.clock != judge::kClockMonotonic && a.clock != judge::kClockThreadCpu)

@@ -632,6 +632,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   TEMPER_TRY_ASSIGN(backend::SharedArena cand_arena, backend::SharedArena::create(layout));
 
   const bool cold = p.cache_mode == "cold";
+  TEMPER_TRY(validate_cold_step(p.cold_step));
   const std::string clock = p.clock.empty() ? default_timing_clock(p.threads) : p.clock;
   // A backend that times on its own clock (CUDA events, the PyPTO runner) names it in the
   // protocol and reports it as the kernel time; only the CPU clocks have rules to check.

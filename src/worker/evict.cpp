@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fcntl.h>
+#include <string_view>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -37,6 +39,11 @@ void flush_lines(uintptr_t p, uintptr_t end) {
   for (; p < end; p += kLine) _mm_clflush(reinterpret_cast<void*>(p));
 }
 
+void flush_page(uintptr_t p, size_t bytes, bool clflushopt) {
+  if (clflushopt) flush_lines_opt(p, p + bytes);
+  else flush_lines(p, p + bytes);
+}
+
 void fence() { _mm_mfence(); }
 #elif defined(__aarch64__)
 constexpr size_t kLine = 64; // the smallest data-cache line of current cores; CTR_EL0 below checks
@@ -45,28 +52,14 @@ void flush_lines(uintptr_t p, uintptr_t end) {
   for (; p < end; p += kLine) asm volatile("dc civac, %0" : : "r"(p) : "memory");
 }
 
+void flush_page(uintptr_t p, size_t bytes, bool) { flush_lines(p, p + bytes); }
+
 void fence() { asm volatile("dsb ish" : : : "memory"); }
+#else
+// open() refuses here, so nothing is ever flushed.
+void flush_page(uintptr_t, size_t, bool) {}
+void fence() {}
 #endif
-
-uintptr_t parse_hex_address(const char*& p, const char* end) {
-  uintptr_t v = 0;
-  for (; p < end; ++p) {
-    char ch = *p;
-    unsigned digit = 0;
-    if (ch >= '0' && ch <= '9') digit = static_cast<unsigned>(ch - '0');
-    else if (ch >= 'a' && ch <= 'f') digit = static_cast<unsigned>(ch - 'a' + 10);
-    else break;
-    v = (v << 4) | digit;
-  }
-  return v;
-}
-
-bool line_contains(const char* begin, const char* end, const char* needle) {
-  const size_t n = std::strlen(needle);
-  for (const char* p = begin; p + n <= end; ++p)
-    if (std::memcmp(p, needle, n) == 0) return true;
-  return false;
-}
 
 } // namespace
 
@@ -114,12 +107,7 @@ void OwnMemoryEvictor::evict_range(uintptr_t begin, uintptr_t end) {
     for (size_t k = 0; k < n; ++k) {
       if ((g_evict_pagemap[k] & kPagePresent) == 0) continue;
       const uintptr_t p = page + k * m_page;
-#if defined(__x86_64__)
-      if (m_clflushopt) flush_lines_opt(p, p + m_page);
-      else flush_lines(p, p + m_page);
-#elif defined(__aarch64__)
-      flush_lines(p, p + m_page);
-#endif
+      flush_page(p, m_page, m_clflushopt);
       m_flushed += m_page;
     }
     page += n * m_page;
@@ -141,14 +129,14 @@ uint64_t OwnMemoryEvictor::evict() {
     const char* const filled = g_evict_maps + held;
     for (const char* nl; (nl = static_cast<const char*>(std::memchr(line, '\n', static_cast<size_t>(filled - line)))) != nullptr;
          line = nl + 1) {
-      const char* p = line;
-      const uintptr_t begin = parse_hex_address(p, nl);
-      if (p >= nl || *p != '-') continue;
-      ++p;
-      const uintptr_t end = parse_hex_address(p, nl);
-      if (p + 1 >= nl || p[1] != 'r') continue; // unreadable: a flush would fault
+      const std::string_view text(line, static_cast<size_t>(nl - line));
+      uintptr_t begin = 0, end = 0;
+      auto [dash, e1] = std::from_chars(text.data(), text.data() + text.size(), begin, 16);
+      if (e1 != std::errc() || dash == nl || *dash != '-') continue;
+      auto [space, e2] = std::from_chars(dash + 1, nl, end, 16);
+      if (e2 != std::errc() || space + 1 >= nl || space[1] != 'r') continue; // unreadable: a flush would fault
       // The kernel's special pages, which are not its memory (and [vsyscall] is not in pagemap).
-      if (line_contains(p, nl, "[vvar") || line_contains(p, nl, "[vsyscall]")) continue;
+      if (text.find("[vvar") != std::string_view::npos || text.find("[vsyscall]") != std::string_view::npos) continue;
       if (end <= m_skip_begin || begin >= m_skip_end) {
         evict_range(begin, end);
       } else {
@@ -160,9 +148,7 @@ uint64_t OwnMemoryEvictor::evict() {
     std::memmove(g_evict_maps, line, held);
     if (held == sizeof g_evict_maps) held = 0; // a line longer than the buffer: drop it
   }
-#if defined(__x86_64__) || defined(__aarch64__)
   fence();
-#endif
   return m_flushed;
 }
 
