@@ -52,6 +52,8 @@ ReportSummary summarize_report(const json& report) {
       if (v.contains("timing") && v["timing"].is_object() && !s.speedup) {
         s.timed = true;
         s.speedup = num(v["timing"], "speedup", NAN);
+        if (v["timing"].contains("roofline_fraction") && v["timing"]["roofline_fraction"].is_number())
+          s.roofline_fraction = v["timing"]["roofline_fraction"].get<double>();
         s.best_variant = v.value("label", "");
       }
     }
@@ -96,9 +98,20 @@ ReportSummary summarize_report(const json& report) {
     s.same = v.value("SAME", 0);
     s.ambiguous = v.value("AMBIGUOUS", 0);
     s.all_confirmed = s.timed;
+    double log_sum = 0;
+    int with_roofline = 0, timed_cases = 0;
     for (const auto& c : cases) {
-      if (c.contains("timing") && !c["timing"].value("confirmed", false)) s.all_confirmed = false;
+      if (!c.contains("timing") || !c["timing"].is_object()) continue;
+      const json& t = c["timing"];
+      if (!t.value("confirmed", false)) s.all_confirmed = false;
+      if (!t.contains("speedup") || !t["speedup"].is_number()) continue; // not timed (failed, too slow)
+      ++timed_cases;
+      if (t.contains("roofline_fraction") && t["roofline_fraction"].is_number() && t["roofline_fraction"].get<double>() > 0) {
+        log_sum += std::log(t["roofline_fraction"].get<double>());
+        ++with_roofline;
+      }
     }
+    if (timed_cases > 0 && with_roofline == timed_cases) s.roofline_fraction = std::exp(log_sum / with_roofline);
   } else {
     s.tier = "correctness";
   }
@@ -292,6 +305,7 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
   if (!sealed) return fail("a probe needs a sealed reference");
   o.timing.sealed = *sealed;
+  if (call.roofline) o.timing.roofline = *call.roofline;
   TEMPER_TRY_ASSIGN(auto report, judge::run_probe(o, m_runner));
   out.report = judge::probe_report_to_json(report);
   if (!out.note.empty()) out.report["campaign_note"] = out.note;

@@ -82,6 +82,9 @@ struct ReportSummary {
   bool timed = false;
   std::string tier;
   std::optional<double> speedup;     // geomean over timed cases (probe grid: the best variant)
+  // Geomean of the timed cases' fractions of the roofline (probe grid: the best variant's);
+  // empty when any timed case has none (no roofline given, no cost model).
+  std::optional<double> roofline_fraction;
   int faster = 0, slower = 0, same = 0, ambiguous = 0;
   bool all_confirmed = false;        // every timed case's verdict was confirmed
   int confirmation_jobs = 0;

@@ -155,6 +155,7 @@ PlanContext Orchestrator::plan_context() const {
   // Later sealed references are Student kernels the Student has seen, so they are not refused.
   ctx.refused_sources.push_back(m_file.config.initial_reference);
   for (const auto& e : certified_kb_entries(m_deps.kb_roots, m_deps.target_class, m_deps.target_fingerprint)) ctx.kb_ids.insert(e.id);
+  if (!m_deps.roofline) ctx.roofline_missing = "no certified bandwidth or FMA figures for this machine's class, or no cost model in temper.yaml";
   return ctx;
 }
 
@@ -294,10 +295,22 @@ Status Orchestrator::prepare_teacher_workspace() {
     for (const auto& c : out.report.value("cases", json::array())) {
       const double wall = c.value("kernel_seconds", 0.0);
       const double cpu = c.value("kernel_cpu_seconds", 0.0);
-      times.push_back({{"case_id", c.value("case_id", int64_t{0})}, {"status", c.value("status", "")},
-                       {"dtypes", c.value("dtypes", json::array())}, {"shapes", c.value("shapes", json::array())},
-                       {"kernel_seconds", wall}, {"kernel_cpu_seconds", cpu},
-                       {"protocol_clock_seconds", cpu_clock && cpu > 0 ? cpu : wall}});
+      json row = {{"case_id", c.value("case_id", int64_t{0})}, {"status", c.value("status", "")},
+                  {"dtypes", c.value("dtypes", json::array())}, {"shapes", c.value("shapes", json::array())},
+                  {"kernel_seconds", wall}, {"kernel_cpu_seconds", cpu},
+                  {"protocol_clock_seconds", cpu_clock && cpu > 0 ? cpu : wall}};
+      // The case's roofline bound here, so a Teacher can gate on a fraction of it (min_roofline).
+      if (m_deps.roofline) {
+        const int64_t id = row["case_id"];
+        auto it = std::find_if(task.cases.begin(), task.cases.end(), [id](const core::Case& k) { return k.id == id; });
+        if (it != task.cases.end()) {
+          if (auto b = judge::roofline_bound(task, *it, *m_deps.roofline)) {
+            row["roofline_bound_seconds"] = b->seconds;
+            row["roofline_limiter"] = b->limiter;
+          }
+        }
+      }
+      times.push_back(std::move(row));
     }
     const ReportSummary s = summarize_report(out.report);
     JudgeRunRow row{fmt::format("R{}-reference-times", m_file.state.round), m_file.state.round, "", 0, "ref-time", "correctness",

@@ -13,6 +13,7 @@
 #include "campaign/plan.h"
 #include "campaign/reference_store.h"
 #include "campaign/workspace.h"
+#include "judge/roofline.h"
 #include "util/clock.h"
 #include "util/error.h"
 
@@ -46,6 +47,9 @@ struct OrchestratorDeps {
   std::string target_class;                   // empty: kb::current_target()'s class
   std::string target_fingerprint;             // empty: kb::current_target().id() (stale kb entries)
   std::ostream* progress = nullptr;           // progress lines; empty: none
+  // This machine's certified peaks at the task's thread count: probes and gates report each
+  // case's fraction of the roofline, and plans may gate on it (min_roofline). Empty: none here.
+  std::optional<judge::Roofline> roofline;
   // Test seam: called at named points of every state change ("after_report", ...). A test
   // throws from it to simulate a kill there.
   std::function<void(std::string_view point)> checkpoint;

@@ -160,19 +160,32 @@ Decision check_decision(Checker& c, const json& d, const std::string& path, size
 
 std::optional<PerformanceGate> check_gate(Checker& c, const json& g, const std::string& path) {
   if (!g.is_object()) {
-    c.add(path, "must be an object {tier, cases, min_speedup, against}");
+    c.add(path, "must be an object {tier, cases, min_speedup and/or min_roofline, against}");
     return std::nullopt;
   }
-  c.unknown_keys(g, path, {"tier", "cases", "min_speedup", "against"});
+  c.unknown_keys(g, path, {"tier", "cases", "min_speedup", "min_roofline", "against"});
   PerformanceGate out;
   out.tier = c.text(g, path, "tier");
   if (!out.tier.empty() && out.tier != "probe" && out.tier != "gate") c.add(path + "/tier", fmt::format("must be \"probe\" or \"gate\", not '{}'", out.tier));
   out.cases = c.cases(g, path, "cases");
-  if (const json* m = c.field(g, path, "min_speedup", true)) {
+  if (!g.contains("min_speedup") && !g.contains("min_roofline")) {
+    c.add(path, "needs min_speedup (over the baseline) or min_roofline (a fraction of this machine's roofline), or both");
+  }
+  if (const json* m = c.field(g, path, "min_speedup", false)) {
     if (!m->is_number() || !std::isfinite(m->get<double>()) || m->get<double>() <= 0) {
       c.add(path + "/min_speedup", "must be a positive number (1.2 means 20% faster than the baseline)");
     } else {
       out.min_speedup = m->get<double>();
+    }
+  }
+  if (const json* m = c.field(g, path, "min_roofline", false)) {
+    if (!m->is_number() || !std::isfinite(m->get<double>()) || m->get<double>() <= 0 || m->get<double>() > 1) {
+      c.add(path + "/min_roofline", "must be a fraction in (0, 1] (0.6 means 60% of the roofline)");
+    } else if (!c.ctx().roofline_missing.empty() && !g.contains("min_speedup")) {
+      c.add(path + "/min_roofline", fmt::format("this machine has no roofline ({}): add min_speedup, or certify the "
+                                                "machine's peaks with `temper kb bootstrap`", c.ctx().roofline_missing));
+    } else {
+      out.min_roofline = m->get<double>();
     }
   }
   if (const json* a = c.field(g, path, "against", false)) {

@@ -36,12 +36,18 @@ struct Decision {
 };
 
 // A performance gate: the candidate is judged at `tier` on `cases` against the sealed
-// reference, and its geometric-mean speedup must reach `min_speedup` over the baseline.
+// reference. Two measures, at least one given: its geometric-mean speedup over the baseline
+// (`min_speedup`), and the geometric mean of its fractions of this machine's roofline (certified
+// bound / its median time; `min_roofline`). With both, reaching either passes: a speedup over a
+// compute-bound reference shrinks with the machine's bandwidth, so a speedup set on one machine
+// can be out of reach on another, while a kernel that close to the hardware bound has nothing
+// left to gain there. Any SLOWER case fails a gate that asks more than "not slower".
 struct PerformanceGate {
-  std::string tier = "gate";       // probe | gate
-  std::vector<int64_t> cases;      // empty: the campaign's case selection
-  double min_speedup = 1.0;
-  std::string against = "reference"; // reference | previous (the previous milestone's accepted speedup)
+  std::string tier = "gate";           // probe | gate
+  std::vector<int64_t> cases;          // empty: the campaign's case selection
+  std::optional<double> min_speedup;   // 1.2: 20% faster than the baseline
+  std::optional<double> min_roofline;  // 0.6: 60% of the roofline; always the candidate's own
+  std::string against = "reference";   // reference | previous (the previous milestone's accepted speedup)
 };
 
 struct Acceptance {
@@ -100,6 +106,10 @@ struct PlanContext {
   // Sources a starter may never be (by resolved path or by content): the task's references, its
   // golden, the campaign's starting reference. A starter is copied to the Student.
   std::vector<std::filesystem::path> refused_sources;
+  // Non-empty: why this machine has no roofline (no certified figures, no cost model), so a gate
+  // with `min_roofline` and no `min_speedup` could never be decided here and is an issue.
+  // Empty: not checked.
+  std::string roofline_missing;
 };
 
 // The context of a task's own plans: its case ids, task_dir, and its references and golden as

@@ -65,8 +65,11 @@ std::string render_milestone(const Milestone& m, const std::string& task_name) {
   };
   s += "- correctness on " + cases_text(m.acceptance.correctness_cases) + " (the task's tolerance standard)\n";
   if (const auto& g = m.acceptance.performance) {
-    s += fmt::format("- performance: {} tier on {}, geometric-mean speedup at least {:.3g}x over {}\n", g->tier,
-                     cases_text(g->cases), g->min_speedup, g->against == "previous" ? "the previous milestone's accepted kernel" : "the reference");
+    const std::string over = g->against == "previous" ? "the previous milestone's accepted kernel" : "the reference";
+    std::vector<std::string> measures;
+    if (g->min_speedup) measures.push_back(fmt::format("geometric-mean speedup at least {:.3g}x over {}", *g->min_speedup, over));
+    if (g->min_roofline) measures.push_back(fmt::format("at least {:.3g}% of this machine's roofline (geometric mean of the cases' fractions)", 100 * *g->min_roofline));
+    s += fmt::format("- performance: {} tier on {}, {}\n", g->tier, cases_text(g->cases), fmt::join(measures, ", or "));
   }
   for (const auto& e : m.acceptance.expectations) s += "- mechanism expectation: " + e + "\n";
   s += fmt::format("\n## Budget\n\n{} submissions, {:.0f} s of judging and work.\n", m.budget.attempts, m.budget.seconds);
@@ -109,7 +112,7 @@ std::string describe_entry(const std::string& name, bool teacher) {
                "dtypes), `desc.md` (what the operator computes), `temper.yaml` (tolerance, threads, trials)"},
       {"target.json", "this machine: the knowledge base's fingerprint and target class"},
       {"kb", "certified hardware knowledge for this target (`kb/INDEX.md` lists the entries; cite their ids)"},
-      {"reference", "the sealed reference as a black box: `times.json` (kernel seconds per case), `disassembly.txt`, "
+      {"reference", "the sealed reference as a black box: `times.json` (kernel seconds per case, and its roofline bound where this machine has one), `disassembly.txt`, "
                     "`profile.txt`"},
       {"trajectory", "every attempt of this round (`INDEX.md` is the table): result, the judge's report excerpts, the "
                      "candidate as judged"},

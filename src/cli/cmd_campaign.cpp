@@ -115,6 +115,18 @@ Expected<std::string> profile_campaign_reference(const campaign::SealedReference
   return out.str();
 }
 
+// Certified peaks of this machine bound each case through the task's cost model (fraction of
+// the roofline in probes, gates and the final summary); none when the knowledge base has no
+// certified figures or the task no cost model.
+std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) {
+  auto task = core::load_task(task_dir);
+  if (!task || !task->config.cost) return std::nullopt;
+  kb::KnowledgeBase base = kb::load_kb(kb_roots_for(task_dir));
+  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
+  if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
+  return std::nullopt;
+}
+
 campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::ExpectationEvaluator& expectations,
                                      const fs::path& task_dir, bool quiet) {
   campaign::OrchestratorDeps deps;
@@ -126,19 +138,9 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
   deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
 #endif
   deps.kb_roots = kb_roots_for(task_dir);
+  deps.roofline = roofline_for(task_dir);
   deps.progress = quiet ? nullptr : &std::cerr;
   return deps;
-}
-
-// Certified peaks of this machine bound each case through the task's cost model (fraction of
-// the roofline in the final summary); none when the knowledge base has no certified figures.
-std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) {
-  auto task = core::load_task(task_dir);
-  if (!task || !task->config.cost) return std::nullopt;
-  kb::KnowledgeBase base = kb::load_kb(kb_roots_for(task_dir));
-  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
-  if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
-  return std::nullopt;
 }
 
 int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeService& judge, Status ran, bool quiet) {

@@ -66,7 +66,8 @@ private:
 
 // Candidate markers: "// fake: status=INCORRECT_NUMERICAL" fails every case; "// fake:
 // speedup=1.7" passes, 1.7x faster than the task's reference (so 1.7 / 2.2 against a promoted
-// "speedup=2.2" reference); FASTER above 1.01, SLOWER below 0.99, else SAME.
+// "speedup=2.2" reference); FASTER above 1.01, SLOWER below 0.99, else SAME. "// fake:
+// speedup=1.2 roofline=0.7" also puts each timed case at 70% of the roofline.
 class FakeJudge final : public JudgeService {
 public:
   struct Call {
@@ -75,6 +76,7 @@ public:
     std::string content;
     std::vector<int64_t> cases;
     std::map<int64_t, double> reference_seconds;
+    bool roofline = false; // the call carried the machine's roofline
   };
   std::vector<Call> calls;
   int throw_on_call = 0; // 1-based call number that throws Killed; 0: never
@@ -84,7 +86,7 @@ public:
     // No candidate: the sealed reference itself is judged (the Teacher's measurements).
     auto text = util::read_file(call.candidate.empty() ? call.store / call.reference / "reference.cpp" : call.candidate);
     if (!text) return tl::unexpected(text.error());
-    calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds});
+    calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds, call.roofline.has_value()});
     if (clock) clock->advance(2.0);
     if (throw_on_call > 0 && static_cast<int>(calls.size()) == throw_on_call) throw Killed{"judge"};
     std::smatch m;
@@ -112,6 +114,8 @@ public:
         json jobs = json::array({{{"kind", "measurement"}, {"wall_seconds", 0.25}}});
         if (gate) jobs.push_back({{"kind", "confirmation"}, {"wall_seconds", 0.25}});
         c["timing"] = {{"verdict", verdict}, {"confirmed", gate}, {"speedup", speedup}, {"jobs", jobs}};
+        // "fake: roofline=0.7": each case at 70% of the roofline, when the call gave one.
+        if (call.roofline && std::regex_search(*text, m, std::regex("fake: .*roofline=([0-9.]+)"))) c["timing"]["roofline_fraction"] = std::stod(m[1]);
       }
       jcases.push_back(c);
     }

@@ -36,6 +36,7 @@ struct Rig {
   std::string kill_at;  // checkpoint name
   int kill_nth = 0;     // on its nth occurrence
   int seen = 0;
+  std::optional<judge::Roofline> roofline; // the machine's, for probes and gates
 
   explicit Rig(const std::vector<json>& plans) {
     task = make_task(tmp.path(), plans);
@@ -53,6 +54,7 @@ struct Rig {
     d.references = std::make_unique<PlainReferenceStore>(dir / "vault");
     d.clock = &clock;
     d.progress = &log;
+    d.roofline = roofline;
     d.checkpoint = [this](std::string_view point) {
       clock.advance(1);
       if (point == kill_at && ++seen == kill_nth) throw Killed{std::string(point)};
@@ -316,6 +318,50 @@ TEST(OrchestratorTest, InvalidPlansGoBackToTheTeacherWithEveryError) {
   EXPECT_NE(util::read_file(ws / "BRIEF.md")->find("unknown decision 'D9'"), std::string::npos);
   EXPECT_FALSE(fs::exists(rig.dir / "rounds" / "R1" / "plan.json"));
   EXPECT_EQ(rig.student.turns, 0);
+}
+
+// A gate on the fraction of the roofline accepts what reaches it, whatever the speedup, and
+// rejects a larger speedup that does not; with a speedup beside it, reaching either passes.
+// Probes and gates carry the machine's roofline.
+TEST(OrchestratorTest, RooflineGatesDecideOnTheFractionOfTheRoofline) {
+  json plan = test_plan("rows");
+  json& m1 = plan["milestones"][1]["acceptance"]["performance"];
+  m1.erase("min_speedup");
+  m1["min_roofline"] = 0.6;
+  json& m2 = plan["milestones"][2]["acceptance"]["performance"];
+  m2["against"] = "reference";
+  m2["min_speedup"] = 2.0;
+  m2["min_roofline"] = 0.9;
+  Rig rig(std::vector<json>{plan});
+  rig.roofline = judge::Roofline{10e9, 100e9, "test peaks"};
+  rig.student.script["R1/M0"] = {{submit("fake: speedup=1.0")}};
+  rig.student.script["R1/M1"] = {{probe("fake: speedup=3.0 roofline=0.4"), submit("fake: speedup=3.0 roofline=0.4"),
+                                  submit("fake: speedup=1.2 roofline=0.7")}};
+  rig.student.script["R1/M2"] = {{submit("fake: speedup=1.5 roofline=0.8"), submit("fake: speedup=1.6 roofline=0.95")}};
+  auto o = rig.create(test_config(rig.task, 1));
+  ASSERT_TRUE(o->run());
+  ASSERT_EQ(o->state().rounds_done.size(), 1u);
+  EXPECT_TRUE(o->state().rounds_done[0].promoted) << o->state().rounds_done[0].end_reason;
+  const fs::path attempts = rig.dir / "rounds" / "R1" / "attempts";
+  json probed = read_json(attempts / "0002" / "result.json");
+  EXPECT_DOUBLE_EQ(probed["roofline_fraction"].get<double>(), 0.4);
+  json fast_but_far = read_json(attempts / "0003" / "result.json");
+  EXPECT_EQ(fast_but_far["status"], "rejected");
+  ASSERT_EQ(fast_but_far["reasons"].size(), 1u);
+  EXPECT_NE(fast_but_far["reasons"][0].get<std::string>().find("40.0% of the roofline"), std::string::npos) << fast_but_far.dump();
+  json near = read_json(attempts / "0004" / "result.json");
+  EXPECT_EQ(near["status"], "accepted") << near.dump();
+  EXPECT_DOUBLE_EQ(near["roofline_fraction"].get<double>(), 0.7);
+  // M2: neither 2x nor 90% of the roofline, then 90% of the roofline below 2x.
+  json neither = read_json(attempts / "0005" / "result.json");
+  EXPECT_EQ(neither["status"], "rejected");
+  EXPECT_NE(neither["reasons"][0].get<std::string>().find("1.500x over the reference, below the gate's 2x; and 80.0% of the roofline"), std::string::npos) << neither.dump();
+  EXPECT_EQ(read_json(attempts / "0006" / "result.json")["status"], "accepted");
+  for (const auto& call : rig.judge.calls) EXPECT_EQ(call.roofline, call.tier != "correctness") << call.tier;
+  // The intent keeps the gate as the plan wrote it.
+  json intent = read_json(attempts / "0004" / "intent.json");
+  EXPECT_EQ(intent["acceptance"]["performance"]["min_roofline"], 0.6);
+  EXPECT_FALSE(intent["acceptance"]["performance"].contains("min_speedup"));
 }
 
 // A Teacher that answers revisions with what the test says.

@@ -79,7 +79,8 @@ TEST(PlanTest, ParsesEveryField) {
   EXPECT_EQ(plan->decisions[0].evidence.measurements.size(), 1u);
   const Milestone& m1 = plan->milestones[1];
   EXPECT_EQ(m1.depends_on, (std::vector<std::string>{"D1", "D2"}));
-  EXPECT_DOUBLE_EQ(m1.acceptance.performance->min_speedup, 1.5);
+  EXPECT_EQ(m1.acceptance.performance->min_speedup, 1.5);
+  EXPECT_FALSE(m1.acceptance.performance->min_roofline.has_value());
   EXPECT_TRUE(m1.acceptance.performance->cases.empty()); // "all"
   EXPECT_EQ(m1.acceptance.expectations.size(), 1u);
   EXPECT_EQ(m1.budget.attempts, 6);
@@ -116,6 +117,35 @@ TEST(PlanTest, ListsEveryProblemWithItsPath) {
   auto parsed = parse_plan(p, swi_glu_context());
   ASSERT_FALSE(parsed.has_value());
   EXPECT_NE(parsed.error().message.find("/milestones/1/depends_on/1: unknown decision 'D7'"), std::string::npos);
+}
+
+// A gate may ask for a fraction of this machine's roofline instead of (or besides) a speedup;
+// it needs one of the two, a fraction in (0, 1], and a machine that has a roofline.
+TEST(PlanTest, RooflineGates) {
+  json p = test_plan("rows");
+  json& gate = p["milestones"][1]["acceptance"]["performance"];
+  gate.erase("min_speedup");
+  gate["min_roofline"] = 0.6;
+  auto plan = parse_plan(p, swi_glu_context());
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  ASSERT_TRUE(plan->milestones[1].acceptance.performance->min_roofline.has_value());
+  EXPECT_DOUBLE_EQ(*plan->milestones[1].acceptance.performance->min_roofline, 0.6);
+  EXPECT_FALSE(plan->milestones[1].acceptance.performance->min_speedup.has_value());
+  EXPECT_FALSE(plan->milestones[2].acceptance.performance->min_roofline.has_value());
+
+  // Without a roofline here, a gate on the roofline alone could never be decided; with a speedup
+  // beside it, the speedup decides.
+  PlanContext no_roofline = swi_glu_context();
+  no_roofline.roofline_missing = "no certified figures";
+  EXPECT_TRUE(has_issue(validate_plan(p, no_roofline), "/milestones/1/acceptance/performance/min_roofline", "kb bootstrap"));
+  gate["min_speedup"] = 3;
+  EXPECT_TRUE(validate_plan(p, no_roofline).empty());
+
+  gate["min_roofline"] = 60; // a percentage, not a fraction
+  EXPECT_TRUE(has_issue(validate_plan(p, swi_glu_context()), "/milestones/1/acceptance/performance/min_roofline", "(0, 1]"));
+  gate.erase("min_roofline");
+  gate.erase("min_speedup");
+  EXPECT_TRUE(has_issue(validate_plan(p, swi_glu_context()), "/milestones/1/acceptance/performance", "min_speedup"));
 }
 
 TEST(PlanTest, StructuralErrors) {
