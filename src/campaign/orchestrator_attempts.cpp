@@ -112,6 +112,7 @@ json probe_variants(const json& report) {
       e["ci"] = t.value("ci", json());
       e["verdict"] = t.value("verdict", json());
       e["timing_status"] = t.value("status", json());
+      if (t.contains("roofline_fraction")) e["roofline_fraction"] = t["roofline_fraction"];
     }
     if (v.contains("message")) e["message"] = v["message"];
     out.push_back(e);

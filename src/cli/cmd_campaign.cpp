@@ -118,14 +118,7 @@ Expected<std::string> profile_campaign_reference(const campaign::SealedReference
 // Certified peaks of this machine bound each case through the task's cost model (fraction of
 // the roofline in probes, gates and the final summary); none when the knowledge base has no
 // certified figures or the task no cost model.
-std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) {
-  auto task = core::load_task(task_dir);
-  if (!task || !task->config.cost) return std::nullopt;
-  kb::KnowledgeBase base = kb::load_kb(kb_roots_for(task_dir));
-  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
-  if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
-  return std::nullopt;
-}
+std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) { return task_roofline(task_dir, kb_roots_for(task_dir)); }
 
 campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::ExpectationEvaluator& expectations,
                                      const fs::path& task_dir, bool quiet) {

@@ -129,10 +129,8 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     // Certified peaks of this target give cases without an explicit hardware bound one from the
     // task's cost model (CANN-Bench score, fraction of roofline). The knowledge base's current
     // target is this host, which pypto's kernels (NPU or its cost model) do not run on.
-    if (auto task = core::load_task(a.task); task && task->config.cost && a.backend != "pypto") {
-      kb::KnowledgeBase base = kb::load_kb(a.kb.empty() ? kb::default_kb_roots() : std::vector<std::filesystem::path>{a.kb});
-      judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
-      if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) o.timing->roofline = roof;
+    if (a.backend != "pypto") {
+      if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb})) o.timing->roofline = *roof;
     }
   }
 

@@ -30,6 +30,7 @@ struct ProbeArgs : TimingArgs {
   double timeout_s = 60;
   int trials = 3;
   bool quiet = false;
+  std::string kb; // knowledge base for the roofline bound; empty: kb::default_kb_roots()
 };
 
 int usage_error(const std::string& message) {
@@ -64,6 +65,8 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   auto t = timing_options(a, false);
   if (!t) return usage_error(t.error().message);
   o.timing = *t;
+  // Each timed variant's fraction of the roofline, where this machine has certified peaks.
+  if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb})) o.timing.roofline = *roof;
 
   auto report = judge::run_probe(o, util::default_process_runner());
   if (!report) return usage_error(report.error().message);
@@ -89,6 +92,7 @@ void register_probe_command(CLI::App& app, Action& action) {
       ->required()
       ->allow_extra_args(false); // one NAME=values per --grid, so positionals after it stay positionals
   cmd->add_option("--json", args->json, "Write the JSON report to this file");
+  cmd->add_option("--kb", args->kb, "Knowledge base whose certified peaks bound the case (default: the repository's hw_kb/ and $TEMPER_HOME/hw_kb)");
   cmd->add_option("--compiler", args->compiler, "C++ compiler for the candidate (g++ or clang++)")->capture_default_str();
   cmd->add_option("--flags", args->flags, "Optimization flags for every variant and the reference (default: \"-O3 -march=native\")");
   cmd->add_option("--seed", args->seed, "Job seed (default: this machine's secret seed, so goldens are reused)");

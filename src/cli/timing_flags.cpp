@@ -1,6 +1,9 @@
 #include "cli/timing_flags.h"
 
 #include "cli/case_list.h"
+#include "core/task_loader.h"
+#include "kb/store.h"
+#include "kb/target.h"
 
 #include <algorithm>
 #include <cmath>
@@ -100,6 +103,15 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
                   "Where each timed call's fresh inputs are made: device (CUDA: on the GPU, the default there) or host "
                   "(generated on the host and copied in before every call; the only choice on the CPU)")
       ->group(group);
+}
+
+std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots) {
+  auto task = core::load_task(task_dir);
+  if (!task || !task->config.cost) return std::nullopt;
+  const kb::KnowledgeBase base = kb::load_kb(kb_roots.empty() ? kb::default_kb_roots() : kb_roots);
+  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
+  if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
+  return std::nullopt;
 }
 
 } // namespace temper::cli

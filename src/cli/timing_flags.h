@@ -3,9 +3,13 @@
 #pragma once
 
 #include "judge/judge.h"
+#include "judge/roofline.h"
 #include "util/error.h"
 
 #include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <optional>
 
 #include <string>
 #include <vector>
@@ -44,6 +48,11 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set = Timing
 
 // Timing options from the flags; an error names the flag to fix.
 Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrate);
+
+// This machine's certified peaks at the task's thread count from the knowledge base at `kb`
+// (empty: the default roots), for each case's roofline bound; none when the task has no cost
+// model or the knowledge base no certified figure for this target.
+std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots);
 
 // "-O3 -march=native" -> {"-O3", "-march=native"}.
 std::vector<std::string> split_flags(const std::string& text);

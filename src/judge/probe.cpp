@@ -454,6 +454,7 @@ nlohmann::json variant_json(const ProbeVariant& v) {
         {"reference", arm_summary(job.paired.reference)},
         {"wall_seconds", job.paired.wall_seconds},
     };
+    if (t.roofline_fraction) j["timing"]["roofline_fraction"] = *t.roofline_fraction;
   }
   return j;
 }

@@ -135,6 +135,17 @@ TEST(KbCertifyE2E, JudgeTakesTheCaseBoundFromCertifiedFigures) {
   EXPECT_TRUE(timing["cann_bench_score"].is_number()) << timing.dump(2);
   EXPECT_DOUBLE_EQ(report["timing"]["roofline"]["bytes_per_s"].get<double>(), 20e9);
   EXPECT_NE(r.output.find("% of roofline"), std::string::npos);
+
+  // A probe's timed variants carry their fraction of the same roofline (what a tuner and a
+  // roofline gate read).
+  const fs::path probe_json = dir.path() / "p.json";
+  CliRun p = temper_cmd({"probe", (kSource / "tasks/swi_glu").string(), (kSource / "tests/fixtures/swi_glu/knobbed.cpp").string(), "--case",
+                         "1", "--grid", "SLOW=0", "--reference", (kSource / "tasks/swi_glu/reference.cpp").string(), "--cap", "1",
+                         "--kb", (dir.path() / "kb").string(), "--json", probe_json.string(), "--quiet"});
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  auto probe = nlohmann::json::parse(*util::read_file(probe_json));
+  ASSERT_EQ(probe["variants"].size(), 1u);
+  EXPECT_GT(probe["variants"][0]["timing"]["roofline_fraction"].get<double>(), 0) << probe["variants"][0].dump(2);
 }
 
 // A metric probe certified for real: a copy of first-touch-4k-faults at half the size (a 32 MiB

@@ -62,11 +62,13 @@ void store_scalar(void* base, int32_t dtype, int64_t offset, float v) {
 
 #if SWIGLU_AVX512
 
-// exp(x): clamp (NaN passes through min/max as ordered here), x = n ln2 + r, a degree-6
-// polynomial in r on [-ln2/2, ln2/2], then scalef, which gives inf above the range and 0 below.
+// exp(x) for 1 + exp(x): clamp (NaN passes through min/max as ordered here), x = n ln2 + r, a
+// degree-6 polynomial in r on [-ln2/2, ln2/2], then scalef, which gives inf above the range.
 inline __m512 exp_ps(__m512 x) {
   x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
-  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+  // Below -86 exp(x) is under 2^-124, which 1 + exp(x) rounds away: the result is the same, and
+  // no subnormal is made (each costs a microcode assist on Intel cores: 7x on SwiGLU case 5).
+  x = _mm512_max_ps(_mm512_set1_ps(-86.0f), x);
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
