@@ -123,4 +123,20 @@ void store_double(void* data, Dtype d, size_t i, double v) {
   }
 }
 
+double round_to_dtype(Dtype d, double v) {
+  switch (d) {
+  case Dtype::F64: return v;
+  case Dtype::F32: return static_cast<float>(v);
+  case Dtype::F16: return temper_f16_to_f32(double_to_f16(v));
+  case Dtype::BF16: return temper_bf16_to_f32(double_to_bf16(v));
+  case Dtype::I8: return saturate<int8_t>(v);
+  case Dtype::I16: return saturate<int16_t>(v);
+  case Dtype::I32: return saturate<int32_t>(v);
+  case Dtype::I64: return static_cast<double>(saturate<int64_t>(v));
+  case Dtype::U8: return saturate<uint8_t>(v);
+  case Dtype::Bool: return v != 0 && !std::isnan(v) ? 1.0 : 0.0;
+  }
+  return v;
+}
+
 } // namespace temper::core

@@ -39,4 +39,8 @@ double load_double(const void* data, Dtype d, size_t i);
 // rounding then saturating for integers (NaN stores 0).
 void store_double(void* data, Dtype d, size_t i, double v);
 
+// v rounded to d exactly as store_double then load_double would give it (round to nearest even,
+// saturating for integers), without the round trip through memory: the comparison's inner loop.
+double round_to_dtype(Dtype d, double v);
+
 } // namespace temper::core

@@ -58,12 +58,7 @@ double dtype_max_finite(Dtype d) {
 
 // v rounded to dtype d exactly as a stored element would be (round to nearest even,
 // saturating for integers), widened back to double.
-double round_to(Dtype d, double v) {
-  if (d == Dtype::F64) return v;
-  alignas(8) unsigned char buf[8];
-  store_double(buf, d, 0, v);
-  return load_double(buf, d, 0);
-}
+double round_to(Dtype d, double v) { return round_to_dtype(d, v); }
 
 uint64_t bits_of(double v) {
   uint64_t u;

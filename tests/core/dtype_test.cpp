@@ -1,4 +1,4 @@
-// fp16/bf16 conversions (include/temper/half.h) and core::store_double/load_double, checked
+// fp16/bf16 conversions (include/temper/half.h) and store_double/load_double, checked
 // against an independent reference: the nearest representable value found by search in a table of
 // all values built from the format's definition, ties to the even bit pattern.
 #include "core/dtype.h"
@@ -287,6 +287,32 @@ TEST(Dtype, NamesAndSizes) {
   EXPECT_EQ(dtype_size(Dtype::I64), 8u);
   EXPECT_TRUE(is_floating(Dtype::BF16));
   EXPECT_FALSE(is_floating(Dtype::I32));
+}
+
+// The comparison's rounding is exactly a store and a load, for every dtype, on ordinary values,
+// ties, the edges of each range, infinities and NaN.
+TEST(Dtype, RoundToDtypeIsAStoreAndALoad) {
+  std::mt19937_64 rng(7);
+  std::vector<double> values = {0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 65504.0, 65520.0, 1e6, -1e6, 3.4e38, 1e300, -1e300, 1e-8, 6e-8,
+                                1e-40, 127.5, 128.0, -129.0, 255.5, 2147483647.5, 9.3e18, -9.3e18,
+                                std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  std::uniform_real_distribution<double> u(-300.0, 300.0);
+  for (int i = 0; i < 20000; ++i) values.push_back(u(rng) * std::pow(10.0, static_cast<double>(i % 9) - 4));
+  for (Dtype d : {Dtype::F64, Dtype::F32, Dtype::F16, Dtype::BF16, Dtype::I8, Dtype::I16,
+                        Dtype::I32, Dtype::I64, Dtype::U8, Dtype::Bool}) {
+    for (double v : values) {
+      alignas(8) unsigned char buf[8];
+      store_double(buf, d, 0, v);
+      const double want = load_double(buf, d, 0);
+      const double got = round_to_dtype(d, v);
+      ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want))) << dtype_name(d) << " " << v << ": " << got << " vs " << want;
+      ASSERT_EQ(std::signbit(got), std::signbit(want)) << dtype_name(d) << " " << v;
+    }
+    alignas(8) unsigned char buf[8];
+    store_double(buf, d, 0, std::nan(""));
+    const double want = load_double(buf, d, 0);
+    EXPECT_EQ(std::isnan(round_to_dtype(d, std::nan(""))), std::isnan(want)) << dtype_name(d);
+  }
 }
 
 } // namespace
