@@ -61,6 +61,7 @@ json CampaignConfig::to_json() const {
           {"judge", judge.to_json()},
           {"initial_reference", initial_reference},
           {"sandbox", sandbox},
+          {"vs_torch", vs_torch},
           {"target", target}};
 }
 
@@ -86,6 +87,7 @@ Expected<CampaignConfig> CampaignConfig::from_json(const json& j) {
     c.judge = JudgeSettings::from_json(j.at("judge"));
     c.initial_reference = j.value("initial_reference", "");
     c.sandbox = j.value("sandbox", true);
+    c.vs_torch = j.value("vs_torch", true);
     c.target = j.value("target", json::object());
     return c;
   } catch (const json::exception& e) {

@@ -64,6 +64,9 @@ struct CampaignConfig {
   JudgeSettings judge;
   std::string initial_reference;  // source the campaign started from (sealed as R0 into CAMPAIGN/refs)
   bool sandbox = true;
+  // The final report also times the final kernel against the task's PyTorch function, where the
+  // task has one (`temper run --no-vs-torch` leaves it out).
+  bool vs_torch = true;
   nlohmann::json target;          // the fingerprint of the machine the campaign runs on
 
   nlohmann::json to_json() const;

@@ -43,6 +43,43 @@ json case_rows(const json& report) {
   return rows;
 }
 
+// The "vs PyTorch" columns: each case's row gains the speedup, interval and verdict the final
+// kernel has against the task's PyTorch function.
+void add_torch_columns(json& rows, const json& torch_rows) {
+  for (auto& row : rows) {
+    for (const auto& t : torch_rows) {
+      if (t.value("case_id", int64_t{-1}) != row.value("case_id", int64_t{-2})) continue;
+      row["torch_speedup"] = t.value("speedup", json());
+      row["torch_ci"] = t.value("ci", json());
+      row["torch_verdict"] = t.value("verdict", "");
+      row["torch_confirmed"] = t.value("confirmed", false);
+      if (t.value("status", "") != "PASSED") row["torch_status"] = t.value("status", "");
+    }
+  }
+}
+
+// One judgement of the final report, made once per final reference: the report is stored with
+// the reference it judged, so a run that died after it (the second judgement is as long as the
+// first) reads it back instead of judging again. The run is a "final" cost in the ledger.
+Expected<JudgeOutcome> judge_once(const fs::path& dir, const fs::path& file, const std::string& final_ref, const std::string& label,
+                                  int round, JudgeService& judge, const JudgeCall& call) {
+  if (fs::exists(file)) {
+    TEMPER_TRY_ASSIGN(std::string text, util::read_file(file));
+    json old = json::parse(text, nullptr, false);
+    if (!old.is_discarded() && old.value("final_reference", "") == final_ref) return JudgeOutcome{old, old.value("campaign_note", "")};
+  }
+  TEMPER_TRY_ASSIGN(JudgeOutcome out, judge.judge(call));
+  out.report["final_reference"] = final_ref;
+  TEMPER_TRY(util::make_dirs(file.parent_path()));
+  TEMPER_TRY(util::write_file_atomic(file, out.report.dump(2) + "\n"));
+  const ReportSummary sm = summarize_report(out.report);
+  TEMPER_TRY_ASSIGN(Ledger ledger, Ledger::open(dir / "ledger.sqlite"));
+  JudgeRunRow row{fmt::format("{}-{}", label, final_ref), round, "", 0, "final", "gate", sm.cases, sm.wall_seconds,
+                  sm.compile_seconds, sm.confirm_seconds, /*turn: after the campaign*/ ""};
+  TEMPER_TRY(ledger.add(row).map([](bool) {}));
+  return out;
+}
+
 } // namespace
 
 Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& references, JudgeService& judge,
@@ -108,14 +145,8 @@ Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& referenc
     call.progress = true; // every case of the task, timed: the longest judge run of a campaign
     // R0's times as round 1 measured them: the cap fits the slowest case's reference.
     call.reference_seconds = measured_reference_seconds(dir, start.id);
-    TEMPER_TRY_ASSIGN(JudgeOutcome out, judge.judge(call));
-    TEMPER_TRY(util::make_dirs(final_dir));
-    TEMPER_TRY(util::write_file_atomic(final_dir / "report.json", out.report.dump(2) + "\n"));
+    TEMPER_TRY_ASSIGN(JudgeOutcome out, judge_once(dir, final_dir / "report.json", final_ref, "final", c.state.round, judge, call));
     const ReportSummary sm = summarize_report(out.report);
-    TEMPER_TRY_ASSIGN(Ledger ledger, Ledger::open(dir / "ledger.sqlite"));
-    JudgeRunRow row{fmt::format("final-{}", final_ref), c.state.round, "", 0, "final", "gate", sm.cases, sm.wall_seconds,
-                    sm.compile_seconds, sm.confirm_seconds, /*turn: after the campaign*/ ""};
-    TEMPER_TRY(ledger.add(row).map([](bool) {}));
     summary["improved"] = sm.all_passed && sm.speedup && *sm.speedup > 1;
     summary["report"] = (final_dir / "report.json").string();
     summary["all_passed"] = sm.all_passed;
@@ -128,12 +159,67 @@ Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& referenc
     summary["measurement_jobs"] = t.value("measurement_jobs", 0);
     summary["confirmation_jobs"] = t.value("confirmation_jobs", 0);
     if (!out.note.empty()) summary["note"] = out.note;
+    if (options.vs_torch) {
+      // The same kernel, the same cases and tier, against what the user runs today.
+      JudgeCall vs = call;
+      vs.reference.clear();
+      vs.store.clear();
+      vs.torch_reference = true;
+      vs.reference_seconds.clear(); // PyTorch's times are not R0's
+      auto torch = judge_once(dir, final_dir / "torch_report.json", final_ref, "final-torch", c.state.round, judge, vs);
+      if (!torch) {
+        summary["torch"] = {{"note", "not timed against PyTorch: " + torch.error().message}};
+      } else {
+        const json& tt = torch->report.value("timing", json::object());
+        const json ref = torch->report.value("context", json::object()).value("reference", json::object());
+        summary["torch"] = {{"reference", ref.is_object() ? ref.value("torch", "PyTorch") : std::string("PyTorch")},
+                            {"function", ref.is_object() ? ref.value("function", "") : std::string()},
+                            {"report", (final_dir / "torch_report.json").string()},
+                            {"geomean_speedup", num_or_null(tt, "geomean_speedup")},
+                            {"geomean_ci", tt.value("geomean_ci", json())},
+                            {"verdicts", tt.value("verdicts", json::object())}};
+        if (!torch->note.empty()) summary["torch"]["note"] = torch->note;
+        add_torch_columns(summary["cases"], case_rows(torch->report));
+      }
+    }
   }
   TEMPER_TRY(util::make_dirs(final_dir));
   if (auto st = campaign_status(dir)) summary["status"] = *st;
   TEMPER_TRY(util::write_file_atomic(summary_file, summary.dump(2) + "\n"));
   return summary;
 }
+
+namespace {
+
+std::string speedup_text(const json& row, const char* key) {
+  auto it = row.find(key);
+  return it != row.end() && it->is_number() ? fmt::format("{:.3f}x", it->get<double>()) : std::string("-");
+}
+
+std::string interval_text(const json& row, const char* key) {
+  auto it = row.find(key);
+  if (it == row.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number()) return "-";
+  return fmt::format("[{:.3f}, {:.3f}]", (*it)[0].get<double>(), (*it)[1].get<double>());
+}
+
+std::string verdict_text(const json& row, const char* verdict, const char* confirmed) {
+  if (!row.contains(verdict) || row.value(verdict, "").empty()) return "-";
+  return row.value(verdict, "") + (row.value(confirmed, false) ? "" : "?");
+}
+
+std::string roofline_text(const json& row) {
+  auto it = row.find("roofline_fraction");
+  return it != row.end() && it->is_number() ? fmt::format("{:.1f}%", 100 * it->get<double>()) : std::string("-");
+}
+
+std::string geomean_text(const json& s) {
+  std::string geo = speedup_text(s, "geomean_speedup");
+  if (geo == "-") return "n/a";
+  const std::string ci = interval_text(s, "geomean_ci");
+  return ci == "-" ? geo : geo + " " + ci;
+}
+
+} // namespace
 
 std::string format_final_summary(const json& s) {
   std::string out = fmt::format("\n== temper campaign summary: {} ==\n", s.value("task", ""));
@@ -148,29 +234,30 @@ std::string format_final_summary(const json& s) {
     out += fmt::format("final kernel {} ({}) against R0, {} tier, {}+{} jobs per case:\n", s.value("final_reference", ""),
                        s.value("final", json::object()).value("label", ""), s.value("tier", ""), s.value("measurement_jobs", 0),
                        s.value("confirmation_jobs", 0));
-    out += fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}\n", "case", "status", "speedup", "95% interval", "verdict", "roofline");
+    const json torch = s.value("torch", json::object());
+    const bool vs_torch = torch.contains("geomean_speedup") || torch.contains("verdicts");
+    std::string head = fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}", "case", "status", "speedup", "95% interval", "verdict", "roofline");
+    if (vs_torch) head += fmt::format("  {:>10} {:>17}  {:<10}", "vs PyTorch", "95% interval", "verdict");
+    out += head + "\n";
     for (const auto& c : s.value("cases", json::array())) {
-      std::string sp = "-", ci = "-", verdict = "-", roof = "-";
-      if (c.contains("speedup") && c["speedup"].is_number()) sp = fmt::format("{:.3f}x", c["speedup"].get<double>());
-      if (c.contains("ci") && c["ci"].is_array() && c["ci"].size() == 2 && c["ci"][0].is_number() && c["ci"][1].is_number()) {
-        ci = fmt::format("[{:.3f}, {:.3f}]", c["ci"][0].get<double>(), c["ci"][1].get<double>());
+      std::string line = fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}", c.value("case_id", int64_t{0}), c.value("status", ""),
+                                     speedup_text(c, "speedup"), interval_text(c, "ci"), verdict_text(c, "verdict", "confirmed"),
+                                     roofline_text(c));
+      if (vs_torch) {
+        line += fmt::format("  {:>10} {:>17}  {:<10}", speedup_text(c, "torch_speedup"), interval_text(c, "torch_ci"),
+                            c.contains("torch_status") ? c.value("torch_status", "") : verdict_text(c, "torch_verdict", "torch_confirmed"));
       }
-      if (c.contains("verdict")) verdict = c.value("verdict", "") + (c.value("confirmed", false) ? "" : "?");
-      if (c.contains("roofline_fraction") && c["roofline_fraction"].is_number()) {
-        roof = fmt::format("{:.1f}%", 100 * c["roofline_fraction"].get<double>());
-      }
-      out += fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}\n", c.value("case_id", int64_t{0}), c.value("status", ""), sp, ci,
-                         verdict, roof);
+      out += line + "\n";
     }
     const json& v = s.value("verdicts", json::object());
-    std::string geo = s.contains("geomean_speedup") && s["geomean_speedup"].is_number()
-                          ? fmt::format("{:.3f}x", s["geomean_speedup"].get<double>())
-                          : std::string("n/a");
-    if (s.contains("geomean_ci") && s["geomean_ci"].is_array() && s["geomean_ci"].size() == 2 && s["geomean_ci"][0].is_number()) {
-      geo += fmt::format(" [{:.3f}, {:.3f}]", s["geomean_ci"][0].get<double>(), s["geomean_ci"][1].get<double>());
-    }
-    out += fmt::format("geomean speedup over R0: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {} (? = not confirmed)\n", geo,
+    out += fmt::format("geomean speedup over R0: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {} (? = not confirmed)\n", geomean_text(s),
                        v.value("FASTER", 0), v.value("SLOWER", 0), v.value("SAME", 0), v.value("AMBIGUOUS", 0));
+    if (vs_torch) {
+      const json& tv = torch.value("verdicts", json::object());
+      out += fmt::format("geomean speedup over {}: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n", torch.value("reference", "PyTorch"),
+                         geomean_text(torch), tv.value("FASTER", 0), tv.value("SLOWER", 0), tv.value("SAME", 0), tv.value("AMBIGUOUS", 0));
+    }
+    if (torch.contains("note")) out += "PyTorch: " + torch.value("note", "") + "\n";
     if (s.contains("note")) out += s.value("note", "") + "\n";
   }
   if (s.contains("status")) {

@@ -253,7 +253,7 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
   }
   JudgeOutcome out;
   if (call.tier != "correctness") {
-    if (!sealed) return fail("a {} judgement needs a sealed reference", call.tier);
+    if (!sealed && !call.torch_reference) return fail("a {} judgement needs a sealed reference", call.tier);
     TEMPER_TRY_ASSIGN(int n, case_count(call));
     const bool probe = call.tier == "probe";
     const int jobs = probe ? 1 : std::max(1, m_settings.measure_jobs) + std::max(0, m_settings.confirm_jobs);
@@ -266,7 +266,8 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
     out.note = chosen.note;
     o.timing = timing_options(m_settings, call, chosen.cap_s);
     if (call.roofline) o.timing->roofline = *call.roofline;
-    o.timing->sealed = *sealed;
+    if (call.torch_reference) o.timing->torch_reference = true;
+    else o.timing->sealed = *sealed;
   }
   TEMPER_TRY_ASSIGN(auto report, judge::run_judge(o, m_runner));
   out.report = judge::report_to_json(report);

@@ -32,6 +32,9 @@ struct JudgeCall {
   // is correctness only.
   std::string reference;
   std::filesystem::path store;
+  // The reference arm is the task's PyTorch function (`temper judge --reference torch`) instead
+  // of a sealed reference: the final report's "vs PyTorch" column.
+  bool torch_reference = false;
   std::string tier = "gate";        // correctness | probe | gate
   std::vector<int64_t> cases;       // empty: every case of the task
   std::vector<std::string> grid;    // probe only: "NAME=v1,v2"

@@ -9,6 +9,7 @@
 #include "cli/timing_flags.h"
 #include "core/task_loader.h"
 #include "judge/common.h"
+#include "judge/python_golden.h"
 #include "judge/seal.h"
 #include "kb/store.h"
 #include "report/campaign_html.h"
@@ -57,6 +58,7 @@ struct RunArgs {
   int revisions = 3;
   int teacher_turns = 3;
   bool no_sandbox = false;
+  bool no_vs_torch = false;
   bool quiet = false;
 };
 
@@ -120,6 +122,11 @@ Expected<std::string> profile_campaign_reference(const campaign::SealedReference
 // certified figures or the task no cost model.
 std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) { return task_roofline(task_dir, kb_roots_for(task_dir)); }
 
+bool has_torch_function(const fs::path& task_dir) {
+  auto task = core::load_task(task_dir);
+  return task && !judge::torch_function_of(*task).empty();
+}
+
 campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::ExpectationEvaluator& expectations,
                                      const fs::path& task_dir, bool quiet) {
   campaign::OrchestratorDeps deps;
@@ -151,6 +158,7 @@ int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeServic
   if (!quiet) std::cerr << "temper: final report: judging the final kernel against the starting reference\n";
   campaign::FinalReportOptions opts;
   opts.roofline = roofline_for(o.config().task_dir);
+  opts.vs_torch = o.config().vs_torch && has_torch_function(o.config().task_dir);
   auto summary = campaign::ensure_final_report(dir, o.references(), judge, opts);
   if (!summary) {
     std::cerr << "temper: error: final report: " << summary.error().message << "\n"
@@ -222,6 +230,7 @@ int run_campaign(const RunArgs& a) {
   c.triggers.revisions = a.revisions;
   c.triggers.teacher_turns = a.teacher_turns;
   c.sandbox = !a.no_sandbox;
+  c.vs_torch = !a.no_vs_torch;
   if (!a.reference.empty()) {
     fs::path ref = a.reference;
     // A bare name is a file of the task (--reference reference_v2.cpp).
@@ -323,6 +332,9 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_option("--revisions", a->revisions, "Revisions per round before the round ends")->capture_default_str()->check(CLI::NonNegativeNumber);
   run->add_option("--teacher-turns", a->teacher_turns, "Teacher turns to produce a valid plan or revision")->capture_default_str()->check(CLI::PositiveNumber);
   run->add_flag("--no-sandbox", a->no_sandbox, "Run agents without the filesystem sandbox");
+  run->add_flag("--no-vs-torch", a->no_vs_torch,
+                "Leave the final report's \"vs PyTorch\" column out (by default the final kernel is also timed against the task's "
+                "PyTorch function, where it has one)");
   run->add_flag("--quiet,-q", a->quiet, "No progress lines on stderr");
   run->callback([a, &action] { action = [a] { return run_campaign(*a); }; });
 

@@ -166,11 +166,15 @@ Expected<PythonGolden> prepare_python_golden(const core::Task& task) {
   return g;
 }
 
+fs::path torch_function_of(const core::Task& task) {
+  if (auto it = task.config.reference.find("torch"); it != task.config.reference.end()) return it->second;
+  if (is_python_golden(task.config.golden)) return task.config.golden;
+  return {};
+}
+
 Expected<TorchReference> prepare_torch_reference(const core::Task& task, int threads) {
-  fs::path source;
-  if (auto it = task.config.reference.find("torch"); it != task.config.reference.end()) source = it->second;
-  else if (is_python_golden(task.config.golden)) source = task.config.golden;
-  else
+  const fs::path source = torch_function_of(task);
+  if (source.empty())
     return fail("--reference torch needs the task's PyTorch function: a golden.py, or `reference: {{torch: FILE.py}}` in "
                 "temper.yaml (a function named as golden.py's would be)");
   auto text = util::read_file(source);

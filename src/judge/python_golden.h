@@ -51,4 +51,8 @@ struct TorchReference {
 };
 Expected<TorchReference> prepare_torch_reference(const core::Task& task, int threads);
 
+// The task's PyTorch function, if it has one: reference.torch in temper.yaml, else its golden.py
+// (empty when neither: the task cannot be timed against PyTorch).
+std::filesystem::path torch_function_of(const core::Task& task);
+
 } // namespace temper::judge

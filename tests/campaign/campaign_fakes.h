@@ -77,16 +77,22 @@ public:
     std::vector<int64_t> cases;
     std::map<int64_t, double> reference_seconds;
     bool roofline = false; // the call carried the machine's roofline
+    bool torch = false;    // the reference arm was the task's PyTorch function
   };
   std::vector<Call> calls;
   int throw_on_call = 0; // 1-based call number that throws Killed; 0: never
   util::FakeClock* clock = nullptr; // when set, each judge call takes its report's 2 s on it
+  // Against PyTorch (call.torch_reference): PyTorch is this many times faster than the task's
+  // reference; a non-empty torch_error is the harness error such a call gets.
+  double torch_ratio = 4.0;
+  std::string torch_error;
 
   Expected<JudgeOutcome> judge(const JudgeCall& call) override {
     // No candidate: the sealed reference itself is judged (the Teacher's measurements).
     auto text = util::read_file(call.candidate.empty() ? call.store / call.reference / "reference.cpp" : call.candidate);
     if (!text) return tl::unexpected(text.error());
-    calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds, call.roofline.has_value()});
+    calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds, call.roofline.has_value(), call.torch_reference});
+    if (call.torch_reference && !torch_error.empty()) return fail("{}", torch_error);
     if (clock) clock->advance(2.0);
     if (throw_on_call > 0 && static_cast<int>(calls.size()) == throw_on_call) throw Killed{"judge"};
     std::smatch m;
@@ -99,6 +105,7 @@ public:
       auto ref = util::read_file(call.store / call.reference / "reference.cpp");
       if (ref && std::regex_search(*ref, m, std::regex("fake: speedup=([0-9.]+)"))) speedup /= std::stod(m[1]);
     }
+    if (call.torch_reference) speedup /= torch_ratio;
     std::vector<int64_t> cases = call.cases.empty() ? std::vector<int64_t>{1, 2} : call.cases;
     if (call.tier == "probe") cases.resize(1);
     const bool timed = call.tier != "correctness" && status == "PASSED";
@@ -119,7 +126,9 @@ public:
       }
       jcases.push_back(c);
     }
-    json report = {{"schema_version", 1}, {"kind", "temper.judge.report"}, {"context", {{"fake", true}}},
+    json context = {{"fake", true}};
+    if (call.torch_reference) context["reference"] = {{"torch", "torch 9.9.9, 1 threads"}, {"function", "pytorch.py"}};
+    json report = {{"schema_version", 1}, {"kind", "temper.judge.report"}, {"context", context},
                    {"summary", {{"wall_seconds", 2.0}, {"compile_seconds", 0.5}}}, {"cases", jcases}};
     if (call.tier != "correctness") {
       const int n = timed ? static_cast<int>(cases.size()) : 0;

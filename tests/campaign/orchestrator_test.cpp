@@ -703,6 +703,56 @@ TEST(FinalReportTest, JudgesFinalReferenceAgainstStartOnce) {
   EXPECT_EQ(t2->judge_runs, t->judge_runs);
 }
 
+// Where the task has a PyTorch function, the final kernel is timed against it too: the same
+// cases and tier, the reference arm PyTorch, a "vs PyTorch" column per case and a geomean line.
+// Each judgement is stored with the reference it judged, so a report that died after the first
+// (summary.json not yet written) judges only the second again.
+TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
+  Rig rig(std::vector<json>{test_plan("rows"), test_plan("blocks")});
+  script_two_rounds(rig.student);
+  CampaignConfig c = test_config(rig.task, 1);
+  c.triggers.rejections = 2;
+  auto o = rig.create(c);
+  ASSERT_TRUE(o->run());
+  const size_t before = rig.judge.calls.size();
+  FinalReportOptions opts;
+  opts.vs_torch = true;
+  // PyTorch cannot run here: the first report keeps R0's column and says why PyTorch's is missing.
+  rig.judge.torch_error = "no golden environment";
+  auto first = ensure_final_report(rig.dir, o->references(), rig.judge, opts);
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  EXPECT_EQ(rig.judge.calls.size(), before + 2);
+  EXPECT_TRUE(rig.judge.calls.back().torch);
+  EXPECT_TRUE(rig.judge.calls.back().reference_seconds.empty()) << "R0's times are not PyTorch's";
+  EXPECT_NE((*first)["torch"]["note"].get<std::string>().find("no golden environment"), std::string::npos);
+  EXPECT_NE(format_final_summary(*first).find("PyTorch: not timed against PyTorch: no golden environment"), std::string::npos);
+
+  // As if the report had died after its first judgement: R0's is read back, PyTorch's is made.
+  fs::remove(rig.dir / "final" / "summary.json");
+  rig.judge.torch_error.clear();
+  auto summary = ensure_final_report(rig.dir, o->references(), rig.judge, opts);
+  ASSERT_TRUE(summary.has_value()) << summary.error().message;
+  ASSERT_EQ(rig.judge.calls.size(), before + 3);
+  EXPECT_TRUE(rig.judge.calls.back().torch);
+  EXPECT_EQ(rig.judge.calls.back().tier, "gate");
+  EXPECT_DOUBLE_EQ((*summary)["geomean_speedup"].get<double>(), 2.2);
+  EXPECT_DOUBLE_EQ((*summary)["torch"]["geomean_speedup"].get<double>(), 2.2 / 4.0);
+  EXPECT_EQ((*summary)["torch"]["reference"], "torch 9.9.9, 1 threads");
+  ASSERT_EQ((*summary)["cases"].size(), 2u);
+  EXPECT_DOUBLE_EQ((*summary)["cases"][1]["torch_speedup"].get<double>(), 0.55);
+  EXPECT_EQ((*summary)["cases"][1]["torch_verdict"], "SLOWER");
+  EXPECT_TRUE(fs::exists(rig.dir / "final" / "torch_report.json"));
+  const std::string text = format_final_summary(*summary);
+  EXPECT_NE(text.find("vs PyTorch"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.550x"), std::string::npos) << text;
+  EXPECT_NE(text.find("geomean speedup over torch 9.9.9, 1 threads: 0.550x; FASTER 0, SLOWER 2"), std::string::npos) << text;
+
+  // Both judgements are on record; a third call judges nothing.
+  fs::remove(rig.dir / "final" / "summary.json");
+  ASSERT_TRUE(ensure_final_report(rig.dir, o->references(), rig.judge, opts).has_value());
+  EXPECT_EQ(rig.judge.calls.size(), before + 3);
+}
+
 // Nothing promoted: the summary says so and judges nothing.
 TEST(FinalReportTest, NothingPromotedJudgesNothing) {
   Rig rig(std::vector<json>{test_plan("rows")});

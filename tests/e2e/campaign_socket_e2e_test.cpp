@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iostream>
 
 namespace campaign_socket_e2e_test {
 
@@ -130,10 +131,21 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   EXPECT_EQ(t->agent_turns, 1 + 2);
   // The reference measured for the Teacher's workspace and by its ref-time; M0 probe and submit;
   // M1 probe, then its submission's correctness run and gate; when the round promoted a kernel,
-  // the final report judges it against R0 once more.
+  // the final report judges it against R0 once more, and against the task's PyTorch function
+  // where a golden environment can run it.
   const json promo = json::parse(*util::read_file(r1 / "promotion.json"));
-  EXPECT_EQ(t->judge_runs, 2 + 2 + 3 + (promo["promoted"].get<bool>() ? 1 : 0));
-  EXPECT_EQ(fs::exists(dir / "final" / "summary.json"), true);
+  ASSERT_EQ(fs::exists(dir / "final" / "summary.json"), true);
+  const json summary = json::parse(*util::read_file(dir / "final" / "summary.json"));
+  const bool promoted = promo["promoted"].get<bool>();
+  const bool vs_torch = promoted && summary.contains("torch") && summary["torch"].contains("verdicts");
+  if (promoted && !vs_torch) {
+    std::cerr << "not timed against PyTorch here: " << summary.value("torch", json::object()).value("note", "no torch entry") << "\n";
+  }
+  if (vs_torch) {
+    EXPECT_EQ(summary["cases"][0].value("torch_verdict", "") == "", false) << summary.dump(2);
+    EXPECT_TRUE(fs::exists(dir / "final" / "torch_report.json"));
+  }
+  EXPECT_EQ(t->judge_runs, 2 + 2 + 3 + (promoted ? 1 : 0) + (vs_torch ? 1 : 0));
   // The same for people: the campaign's HTML report beside it (tests/report checks its content).
   EXPECT_NE(util::read_file(dir / "final" / "report.html").value_or("").find("<section id=\"timeline\""), std::string::npos);
   EXPECT_EQ(t->promotions, promo["promoted"].get<bool>() ? 1 : 0);

@@ -64,6 +64,14 @@ TEST(CampaignTimelineTest, EveryKindInOrderWithTheBestSpeedup) {
   EXPECT_EQ(count(*page, "<tr class=\"round\""), 2u);
   EXPECT_NE(page->find("<section id=\"speedup\" data-count=\"2\">"), std::string::npos); // the final judgement's cases
   EXPECT_NE(page->find("Best verified speedup 2.200x"), std::string::npos);
+  // The same kernel against PyTorch, its sections under ids of their own.
+  EXPECT_NE(page->find("Final kernel against PyTorch (torch 9.9.9, 1 threads)"), std::string::npos);
+  EXPECT_NE(page->find("<section id=\"torch-speedup\" data-count=\"2\">"), std::string::npos);
+  std::set<std::string> ids;
+  for (size_t at = page->find(" id=\""); at != std::string::npos; at = page->find(" id=\"", at + 1)) {
+    const std::string id = page->substr(at + 5, page->find('"', at + 5) - at - 5);
+    EXPECT_TRUE(ids.insert(id).second) << "id \"" << id << "\" twice";
+  }
   EXPECT_EQ(page->find("<script"), std::string::npos);
   // `temper report` takes the campaign directory or its final/summary.json.
   auto by_dir = render_report(dir);
