@@ -3,6 +3,7 @@
 
 #include "backend/arena.h"
 #include "core/inputs.h"
+#include "judge/output_check.h"
 #include "judge/boundary.h"
 #include "util/hash.h"
 
@@ -226,14 +227,15 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
 
       TrialSummary ts{trial, true, r.kernel_seconds, 0, 0};
       std::string first_failure;
+      std::vector<std::vector<double>> got;
       size_t offset = 0;
       for (size_t k = 0; k < gold.outputs.size(); ++k) {
-        const GoldenOutput& g = gold.outputs[k];
-        std::vector<double> got = widen(got_bytes.data() + offset, layout.outputs[k]);
+        got.push_back(widen(got_bytes.data() + offset, layout.outputs[k]));
         offset += layout.outputs[k].bytes();
-        core::OutputView view{g.dtype, g.shape, got.data(), g.values.data(),
-                              lowp ? lowp->outputs[k].values.data() : nullptr};
-        core::Comparison cmp = core::compare_output(task.tolerance_for(g.name), view);
+      }
+      for (OutputCheck& check : check_outputs(task, c, inputs, gold, lowp ? &*lowp : nullptr, got)) {
+        const std::string& name = check.name;
+        const core::Comparison& cmp = check.cmp;
         ts.max_abs = std::max(ts.max_abs, cmp.max_abs);
         ts.max_rel = std::max(ts.max_rel, cmp.max_rel);
         result.max_abs = std::max(result.max_abs, cmp.max_abs);
@@ -242,16 +244,16 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
         result.mismatches = std::max(result.mismatches, cmp.mismatches);
         if (!cmp.passed) {
           ts.passed = false;
-          if (first_failure.empty()) first_failure = fmt::format("output '{}', {}: {}", g.name, twin ? fmt::format("trial {} (trial 0's inputs with a few elements swapped)", trial) : fmt::format("trial {}", trial), cmp.reason);
+          if (first_failure.empty()) first_failure = fmt::format("output '{}', {}: {}", name, twin ? fmt::format("trial {} (trial 0's inputs with a few elements swapped)", trial) : fmt::format("trial {}", trial), cmp.reason);
           if (!any_failed) {
-            for (const auto& m : cmp.first) result.first_mismatches.push_back({g.name, m});
+            for (const auto& m : cmp.first) result.first_mismatches.push_back({name, m});
           }
         }
         // Keep, per output, the comparison of the first failing trial, else of the last one.
         auto it = std::find_if(result.comparisons.begin(), result.comparisons.end(),
-                               [&](const auto& p) { return p.first == g.name; });
+                               [&](const auto& p) { return p.first == name; });
         if (it == result.comparisons.end()) {
-          result.comparisons.emplace_back(g.name, cmp);
+          result.comparisons.emplace_back(name, cmp);
         } else if (it->second.passed) {
           it->second = cmp;
         }

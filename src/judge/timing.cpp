@@ -5,6 +5,7 @@
 #include "backend/device_content.h"
 #include "backend/worker.h"
 #include "core/inputs.h"
+#include "judge/output_check.h"
 #include "core/tolerance.h"
 #include "judge/boundary.h"
 #include "util/clock.h"
@@ -572,15 +573,14 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       }
       const GoldenResult& g = *sm.fp64;
       std::string why;
-      for (size_t k = 0; k < g.outputs.size() && why.empty(); ++k) {
-        const GoldenOutput& go = g.outputs[k];
+      std::vector<std::vector<double>> vals(g.outputs.size());
+      for (size_t k = 0; k < g.outputs.size(); ++k) {
         const auto& spec = layout.outputs[k];
-        std::vector<double> vals(static_cast<size_t>(spec.numel()));
-        for (size_t i = 0; i < vals.size(); ++i) vals[i] = core::load_double(snap[k].data(), spec.dtype, i);
-        core::OutputView view{go.dtype, go.shape, vals.data(), go.values.data(),
-                              sm.lowp ? (*sm.lowp)->outputs[k].values.data() : nullptr};
-        core::Comparison cmp = core::compare_output(task.tolerance_for(go.name), view);
-        if (!cmp.passed) why = fmt::format("a timed call's output '{}' fails the golden check: {}", go.name, cmp.reason);
+        vals[k].resize(static_cast<size_t>(spec.numel()));
+        for (size_t i = 0; i < vals[k].size(); ++i) vals[k][i] = core::load_double(snap[k].data(), spec.dtype, i);
+      }
+      for (const OutputCheck& check : check_outputs(task, c, sm.values.inputs, g, sm.lowp ? &**sm.lowp : nullptr, vals)) {
+        if (!check.cmp.passed && why.empty()) why = fmt::format("a timed call's output '{}' fails the golden check: {}", check.name, check.cmp.reason);
       }
       if (why.empty()) {
         checked.insert({sm.values.hash, call.outputs_hash});
