@@ -2,9 +2,12 @@
 # Every official CANN-Bench task as it is (../shared/cann-bench/tasks/level*/*): does it load
 # (`temper task check`), and does its golden run (`temper task golden`: golden.py through the
 # Python golden runner, fp64 and same-precision runs in one process), with the golden's seconds
-# per case. Prints a markdown table for docs/benchmarks.md.
+# per case, and, for the tasks temper has a candidate kernel for, the judge's verdict on it
+# (correctness against the official golden.py and thresholds, on the same cases). Prints a
+# markdown table for docs/benchmarks.md.
 #
 #   bash bench/cann_bench_corpus.sh [CASES]    (default CASES: all; e.g. 1,2 for a quick pass)
+#   ONLY='level1/gelu|level2/arg_max' bash bench/cann_bench_corpus.sh 1,2,3   (a subset of tasks)
 #
 # Goldens run with an empty golden cache (a temporary TEMPER_CACHE_DIR), so every figure is a
 # real run: interpreter start, `import torch` and both precisions.
@@ -19,17 +22,44 @@ CASES="${1:-all}"
 export TEMPER_CACHE_DIR="$(mktemp -d /tmp/temper-corpus.XXXXXX)"
 trap 'rm -rf "$TEMPER_CACHE_DIR"' EXIT
 
-echo "| task | check | golden | cases run | golden s per case (median, max) | first problem |"
-echo "|---|---|---|---|---|---|"
+# Candidates temper has for official tasks (the bundled tasks' kernels are written for the same
+# operators; the fixtures are made to pass or to fail in a known way).
+declare -A CANDIDATES=(
+  [level1/swi_glu]="tasks/swi_glu/kernels/rows.cpp"
+  [level4/gqa]="tasks/gqa/kernels/blocked.cpp"
+  [level2/arg_max]="tests/fixtures/official/arg_max_last_tie.cpp"
+  [level1/gelu]="tests/fixtures/official/gelu_scaled.cpp"
+)
+
+# "rows.cpp: 3/3 passed", or which cases failed and with what.
+judge_candidate() {
+  local dir="$1" cand="$2" report="$TEMPER_CACHE_DIR/candidate.json"
+  "$TEMPER" judge "$dir" "$ROOT/$cand" --cases "$CASES" --json "$report" --quiet >/dev/null 2>&1
+  python3 - "$report" "$(basename "$cand")" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print(f"{sys.argv[2]}: no report"); sys.exit()
+cases = d["cases"]
+ok = [c for c in cases if c["status"] == "PASSED"]
+bad = [f'{c["case_id"]} {c["status"]}' for c in cases if c["status"] != "PASSED"]
+print(f"{sys.argv[2]}: {len(ok)}/{len(cases)} passed" + (" (" + ", ".join(bad) + ")" if bad else ""))
+PY
+}
+
+echo "| task | check | golden | cases run | golden s per case (median, max) | candidate: judged | first problem |"
+echo "|---|---|---|---|---|---|---|"
 loads=0 runs=0 total=0
 for dir in "$TASKS"/level*/*/; do
   dir="${dir%/}"
   name="${dir#"$TASKS"/}"
+  [[ -n "${ONLY:-}" && ! "$name" =~ ^(${ONLY})$ ]] && continue
   total=$((total + 1))
   check_out="$("$TEMPER" task check "$dir" 2>&1)"
   if [ $? -ne 0 ]; then
     first="$(printf '%s\n' "$check_out" | head -1 | sed "s#$dir/##; s/|/\\\\|/g" | cut -c1-100)"
-    echo "| $name | fails | – | – | – | $first |"
+    echo "| $name | fails | – | – | – | – | $first |"
     continue
   fi
   loads=$((loads + 1))
@@ -51,7 +81,9 @@ print(f"{status}\t{len(ok)}/{n}\t{times}\t{first}")
 ' "$(printf '%s' "$json" | tail -1 | cut -c1-100)")"
   IFS=$'\t' read -r status count times first <<<"$row"
   [ "$status" = runs ] && runs=$((runs + 1))
-  echo "| $name | ok | $status | $count | $times | ${first//|/\\|} |"
+  candidate="–"
+  [ -n "${CANDIDATES[$name]:-}" ] && candidate="$(judge_candidate "$dir" "${CANDIDATES[$name]}")"
+  echo "| $name | ok | $status | $count | $times | $candidate | ${first//|/\\|} |"
 done
 echo
 echo "$loads of $total tasks load; the goldens of $runs run on every selected case."
