@@ -34,7 +34,9 @@ declare -A CANDIDATES=(
 # "rows.cpp: 3/3 passed", or which cases failed and with what.
 judge_candidate() {
   local dir="$1" cand="$2" report="$TEMPER_CACHE_DIR/candidate.json"
-  "$TEMPER" judge "$dir" "$ROOT/$cand" --cases "$CASES" --json "$report" --quiet >/dev/null 2>&1
+  local cases=(--cases "$CASES")
+  [ "$CASES" = all ] && cases=()
+  "$TEMPER" judge "$dir" "$ROOT/$cand" "${cases[@]}" --json "$report" --quiet >/dev/null 2>&1
   python3 - "$report" "$(basename "$cand")" <<'PY'
 import json, sys
 try:
