@@ -160,9 +160,18 @@ int probe_threads(const Entry& e) {
 }
 
 judge::Roofline roofline_from_kb(const KnowledgeBase& kb, const TargetFingerprint& here, int threads) {
-  judge::Roofline r;
-  std::vector<std::string> used_bw, used_fl;
-  std::string bw_id, fl_id;
+  // Per side, the best candidate figure: one certified at exactly `threads` threads wins over
+  // any other (a figure at another count is not a certified figure for this one), then the
+  // highest. Without one at this count: bandwidth measured with fewer threads (a lower figure,
+  // so a conservative bound), flops scaled by the thread ratio; the source says which.
+  struct Pick {
+    double value = 0;
+    bool exact = false;
+    int threads = 0;
+    std::string id;
+    bool better_than(const Pick& o) const { return exact != o.exact ? exact : value > o.value; }
+  };
+  Pick bw, fl;
   for (const auto& e : kb.entries) {
     if (e.target != here.target_class() || e.probe.kind != ProbeKind::Measure || e.probe.figure.roofline.empty()) continue;
     if (e.effective_status(here.id()) != EntryStatus::Certified) continue;
@@ -171,19 +180,22 @@ judge::Roofline roofline_from_kb(const KnowledgeBase& kb, const TargetFingerprin
     const double value = ev->figures["value"].get<double>() * e.probe.figure.scale;
     const int t = probe_threads(e);
     if (e.probe.figure.roofline == "bytes_per_s") {
-      if (t <= threads && value > r.bytes_per_s) {
-        r.bytes_per_s = value;
-        bw_id = e.id;
-      }
+      const Pick p{value, t == threads, t, e.id};
+      if (t <= threads && p.better_than(bw)) bw = p;
     } else {
       const double scaled = value * std::min(threads, here.cores > 0 ? here.cores : threads) / std::max(1, t);
-      if (scaled > r.flops_per_s) {
-        r.flops_per_s = scaled;
-        fl_id = e.id;
-      }
+      const Pick p{scaled, t == threads, t, e.id};
+      if (p.better_than(fl)) fl = p;
     }
   }
-  r.source = fmt::format("hw_kb {}: bandwidth {}, flops {}", here.target_class(), bw_id.empty() ? "none" : bw_id, fl_id.empty() ? "none" : fl_id);
+  judge::Roofline r;
+  r.bytes_per_s = bw.value;
+  r.flops_per_s = fl.value;
+  auto named = [&](const Pick& p, const char* how) {
+    if (p.id.empty()) return std::string("none");
+    return p.exact ? p.id : fmt::format("{} ({} from {} thread{})", p.id, how, p.threads, p.threads == 1 ? "" : "s");
+  };
+  r.source = fmt::format("hw_kb {}: bandwidth {}, flops {}", here.target_class(), named(bw, "measured"), named(fl, "scaled"));
   return r;
 }
 

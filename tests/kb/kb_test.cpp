@@ -474,6 +474,9 @@ TEST(KbRoofline, BoundFromCostModelAndCertifiedFigures) {
   judge::Roofline two = kb::roofline_from_kb(base, here, 2);
   EXPECT_DOUBLE_EQ(two.bytes_per_s, 40e9);
   EXPECT_DOUBLE_EQ(two.flops_per_s, 200e9); // one core's peak times two cores
+  // The bandwidth was certified at 2 threads; the flops were not, and the source says so.
+  EXPECT_NE(two.source.find("bandwidth bw-triad-all,"), std::string::npos) << two.source;
+  EXPECT_NE(two.source.find("fma-peak-1t (scaled from 1 thread)"), std::string::npos) << two.source;
   // Stale figures are not used.
   EXPECT_EQ(kb::roofline_from_kb(base, zen5("other compiler"), 1).bytes_per_s, 0);
 
