@@ -522,8 +522,10 @@ class TorchArm:
         except Exception as e:  # the task's function failed on the inputs: a reference that cannot run
             send(frame(LOAD_FAILED, struct.pack("=B", 1) + pack_str(f"the PyTorch reference fails: {type(e).__name__}: {e}")))
             return 0
-        # The part before ';' names the reference in reports: "torch 2.15.0, 1 threads".
-        described = f"torch {self.torch.__version__}, {self.threads} threads" + \
+        # The part before ';' names the reference in reports: "torch 2.15.0, 1 thread".
+        n = self.torch.get_num_threads()
+        described = f"torch {self.torch.__version__}, {n} thread{'' if n == 1 else 's'}" + \
+                    (" (its default)" if self.threads == 0 else "") + \
                     (", in float32 (torch's CPU kernels lack the case's dtype)" if self.upcast else "") + \
                     "; sandbox: none (the PyTorch reference is trusted code in Python)"
         send(frame(LOADED, pack_str(described)))
@@ -551,7 +553,8 @@ def main():
                     help="the golden function's name; repeat for fallbacks, tried in order")
     ap.add_argument("--input-names", default="", help="the declared inputs, comma-separated, in order")
     ap.add_argument("--output-names", default="", help="the declared outputs, comma-separated, in order")
-    ap.add_argument("--threads", type=int, default=1, help="torch's intra-op threads")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch's intra-op threads; 0: torch's own default (what a user who sets nothing gets)")
     ap.add_argument("--serve", action="store_true",
                     help="be a timing job's PyTorch reference arm, speaking temper's worker protocol on fds 3-5")
     ap.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help="with --serve: the protocol version temper speaks")
@@ -563,12 +566,13 @@ def main():
             print(f"golden: temper speaks protocol {args.protocol}, this runner {PROTOCOL_VERSION}", file=sys.stderr)
             return 2
         import torch
-        torch.set_num_threads(max(1, args.threads))
+        if args.threads > 0:
+            torch.set_num_threads(args.threads)
         module = load_module(args.golden)
         fn, _, bench, _ = pick_function(module, args.function, args.golden)
         declared = [n for n in args.input_names.split(",") if n]
         output_names = [n for n in args.output_names.split(",") if n]
-        return TorchArm(torch, bench or fn, declared, output_names, max(1, args.threads)).serve()
+        return TorchArm(torch, bench or fn, declared, output_names, max(0, args.threads)).serve()
     if not args.bundles or len(args.bundles) % 3:
         ap.error("bundles come in threes: INPUT FP64_OUT LOWP_OUT")
     try:

@@ -554,8 +554,9 @@ std::string Worker::output_tail() const {
 }
 
 std::vector<std::string> worker_environment(int threads) {
-  return {"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent",
-          fmt::format("OMP_NUM_THREADS={}", threads > 0 ? threads : 1)};
+  std::vector<std::string> env{"PATH=/usr/local/bin:/usr/bin:/bin", "LC_ALL=C", "HOME=/nonexistent"};
+  if (threads > 0) env.push_back(fmt::format("OMP_NUM_THREADS={}", threads));
+  return env;
 }
 
 std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions& options, const SharedArena& arena) {

@@ -57,7 +57,8 @@ struct DeviceCall {
 };
 
 // The whole environment a worker gets ("NAME=value"), whatever temper's own: fixed, the same
-// for every role and phase, with no TEMPER_* variable.
+// for every role and phase, with no TEMPER_* variable. OMP_NUM_THREADS is `threads`; with 0 it
+// is left out, so a runtime picks its own default (the PyTorch arm at PyTorch's default).
 std::vector<std::string> worker_environment(int threads);
 
 enum class CallOutcome {

@@ -48,6 +48,9 @@ struct JudgeSettings {
   std::vector<int> cpus;
   int jobs = 0;
   double call_timeout_s = 60;
+  // Threads every kernel of the campaign may use (`temper run --threads N|all`, resolved to a
+  // count when the campaign starts); 0: temper.yaml's.
+  int threads = 0;
 
   nlohmann::json to_json() const;
   static JudgeSettings from_json(const nlohmann::json& j);

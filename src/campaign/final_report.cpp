@@ -44,18 +44,35 @@ json case_rows(const json& report) {
 }
 
 // The "vs PyTorch" columns: each case's row gains the speedup, interval and verdict the final
-// kernel has against the task's PyTorch function.
-void add_torch_columns(json& rows, const json& torch_rows) {
+// kernel has against the task's PyTorch function, under the arm's key ("torch_speedup", ...).
+void add_torch_columns(json& rows, const json& torch_rows, const std::string& key) {
   for (auto& row : rows) {
     for (const auto& t : torch_rows) {
       if (t.value("case_id", int64_t{-1}) != row.value("case_id", int64_t{-2})) continue;
-      row["torch_speedup"] = t.value("speedup", json());
-      row["torch_ci"] = t.value("ci", json());
-      row["torch_verdict"] = t.value("verdict", "");
-      row["torch_confirmed"] = t.value("confirmed", false);
-      if (t.value("status", "") != "PASSED") row["torch_status"] = t.value("status", "");
+      row[key + "_speedup"] = t.value("speedup", json());
+      row[key + "_ci"] = t.value("ci", json());
+      row[key + "_verdict"] = t.value("verdict", "");
+      row[key + "_confirmed"] = t.value("confirmed", false);
+      if (t.value("status", "") != "PASSED") row[key + "_status"] = t.value("status", "");
     }
   }
+}
+
+// The PyTorch arms of the final report: PyTorch at one thread, and at its own default thread
+// count (what a user who sets nothing runs) where more than one CPU is there to use.
+struct TorchArm {
+  std::string key;   // summary key and per-case column prefix
+  int threads;       // JudgeCall::torch_threads
+  std::string file;  // under final/
+  std::string label; // ledger label
+};
+
+std::vector<TorchArm> torch_arms(const FinalReportOptions& options) {
+  std::vector<TorchArm> arms;
+  if (!options.vs_torch) return arms;
+  arms.push_back({"torch", 1, "torch_report.json", "final-torch"});
+  if (options.torch_default_threads) arms.push_back({"torch_default", 0, "torch_default_report.json", "final-torch-default"});
+  return arms;
 }
 
 // One judgement of the final report, made once per final reference: the report is stored with
@@ -159,27 +176,29 @@ Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& referenc
     summary["measurement_jobs"] = t.value("measurement_jobs", 0);
     summary["confirmation_jobs"] = t.value("confirmation_jobs", 0);
     if (!out.note.empty()) summary["note"] = out.note;
-    if (options.vs_torch) {
+    for (const TorchArm& arm : torch_arms(options)) {
       // The same kernel, the same cases and tier, against what the user runs today.
       JudgeCall vs = call;
       vs.reference.clear();
       vs.store.clear();
       vs.torch_reference = true;
+      vs.torch_threads = arm.threads;
       vs.reference_seconds.clear(); // PyTorch's times are not R0's
-      auto torch = judge_once(dir, final_dir / "torch_report.json", final_ref, "final-torch", c.state.round, judge, vs);
+      auto torch = judge_once(dir, final_dir / arm.file, final_ref, arm.label, c.state.round, judge, vs);
       if (!torch) {
-        summary["torch"] = {{"note", "not timed against PyTorch: " + torch.error().message}};
+        summary[arm.key] = {{"note", "not timed against PyTorch: " + torch.error().message}};
       } else {
         const json& tt = torch->report.value("timing", json::object());
         const json ref = torch->report.value("context", json::object()).value("reference", json::object());
-        summary["torch"] = {{"reference", ref.is_object() ? ref.value("torch", "PyTorch") : std::string("PyTorch")},
+        summary[arm.key] = {{"reference", ref.is_object() ? ref.value("torch", "PyTorch") : std::string("PyTorch")},
                             {"function", ref.is_object() ? ref.value("function", "") : std::string()},
-                            {"report", (final_dir / "torch_report.json").string()},
+                            {"threads", arm.threads == 0 ? json("default") : json(arm.threads)},
+                            {"report", (final_dir / arm.file).string()},
                             {"geomean_speedup", num_or_null(tt, "geomean_speedup")},
                             {"geomean_ci", tt.value("geomean_ci", json())},
                             {"verdicts", tt.value("verdicts", json::object())}};
-        if (!torch->note.empty()) summary["torch"]["note"] = torch->note;
-        add_torch_columns(summary["cases"], case_rows(torch->report));
+        if (!torch->note.empty()) summary[arm.key]["note"] = torch->note;
+        add_torch_columns(summary["cases"], case_rows(torch->report), arm.key);
       }
     }
   }
@@ -234,30 +253,42 @@ std::string format_final_summary(const json& s) {
     out += fmt::format("final kernel {} ({}) against R0, {} tier, {}+{} jobs per case:\n", s.value("final_reference", ""),
                        s.value("final", json::object()).value("label", ""), s.value("tier", ""), s.value("measurement_jobs", 0),
                        s.value("confirmation_jobs", 0));
-    const json torch = s.value("torch", json::object());
-    const bool vs_torch = torch.contains("geomean_speedup") || torch.contains("verdicts");
+    // The PyTorch arms that were timed: one thread, then PyTorch's default thread count.
+    struct Column {
+      std::string key, head;
+      json arm;
+    };
+    std::vector<Column> torch_columns;
+    for (const auto& [key, head] : {std::pair<std::string, std::string>{"torch", "vs PyTorch"}, {"torch_default", "vs PyTorch*"}}) {
+      const json arm = s.value(key, json::object());
+      if (arm.contains("geomean_speedup") || arm.contains("verdicts")) torch_columns.push_back({key, head, arm});
+    }
     std::string head = fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}", "case", "status", "speedup", "95% interval", "verdict", "roofline");
-    if (vs_torch) head += fmt::format("  {:>10} {:>17}  {:<10}", "vs PyTorch", "95% interval", "verdict");
+    for (const auto& col : torch_columns) head += fmt::format("  {:>11} {:>17}  {:<10}", col.head, "95% interval", "verdict");
     out += head + "\n";
     for (const auto& c : s.value("cases", json::array())) {
       std::string line = fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}", c.value("case_id", int64_t{0}), c.value("status", ""),
                                      speedup_text(c, "speedup"), interval_text(c, "ci"), verdict_text(c, "verdict", "confirmed"),
                                      roofline_text(c));
-      if (vs_torch) {
-        line += fmt::format("  {:>10} {:>17}  {:<10}", speedup_text(c, "torch_speedup"), interval_text(c, "torch_ci"),
-                            c.contains("torch_status") ? c.value("torch_status", "") : verdict_text(c, "torch_verdict", "torch_confirmed"));
+      for (const auto& col : torch_columns) {
+        const std::string k = col.key;
+        line += fmt::format("  {:>11} {:>17}  {:<10}", speedup_text(c, (k + "_speedup").c_str()), interval_text(c, (k + "_ci").c_str()),
+                            c.contains(k + "_status") ? c.value(k + "_status", "")
+                                                      : verdict_text(c, (k + "_verdict").c_str(), (k + "_confirmed").c_str()));
       }
       out += line + "\n";
     }
     const json& v = s.value("verdicts", json::object());
     out += fmt::format("geomean speedup over R0: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {} (? = not confirmed)\n", geomean_text(s),
                        v.value("FASTER", 0), v.value("SLOWER", 0), v.value("SAME", 0), v.value("AMBIGUOUS", 0));
-    if (vs_torch) {
-      const json& tv = torch.value("verdicts", json::object());
-      out += fmt::format("geomean speedup over {}: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n", torch.value("reference", "PyTorch"),
-                         geomean_text(torch), tv.value("FASTER", 0), tv.value("SLOWER", 0), tv.value("SAME", 0), tv.value("AMBIGUOUS", 0));
+    for (const auto& col : torch_columns) {
+      const json& tv = col.arm.value("verdicts", json::object());
+      out += fmt::format("geomean speedup over {}{}: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n", col.arm.value("reference", "PyTorch"),
+                         col.key == "torch_default" ? " (* PyTorch's default threads)" : "", geomean_text(col.arm), tv.value("FASTER", 0),
+                         tv.value("SLOWER", 0), tv.value("SAME", 0), tv.value("AMBIGUOUS", 0));
     }
-    if (torch.contains("note")) out += "PyTorch: " + torch.value("note", "") + "\n";
+    for (const char* key : {"torch", "torch_default"})
+      if (s.value(key, json::object()).contains("note")) out += "PyTorch: " + s[key].value("note", "") + "\n";
     if (s.contains("note")) out += s.value("note", "") + "\n";
   }
   if (s.contains("status")) {

@@ -28,6 +28,9 @@ struct FinalReportOptions {
   // Time the final kernel against the task's PyTorch function too. A failure there (no PyTorch
   // environment, say) is a note in the summary, not a failed report.
   bool vs_torch = false;
+  // With vs_torch, also time it against PyTorch at PyTorch's default thread count (the
+  // "torch_default" arm) besides one thread ("torch"). Worth it where more than one CPU is there.
+  bool torch_default_threads = false;
 };
 
 // Judges the final reference against R0 (unless final/summary.json already covers the current

@@ -209,6 +209,7 @@ judge::JudgeOptions base_options(const JudgeSettings& s, const JudgeCall& call, 
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(s.call_timeout_s, call.time_limit_s) * 1000));
   o.progress = call.progress;
   o.temper_version = version;
+  if (s.threads > 0) o.threads = s.threads;
   return o;
 }
 
@@ -266,7 +267,10 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
     out.note = chosen.note;
     o.timing = timing_options(m_settings, call, chosen.cap_s);
     if (call.roofline) o.timing->roofline = *call.roofline;
-    if (call.torch_reference) o.timing->torch_reference = true;
+    if (call.torch_reference) {
+      o.timing->torch_reference = true;
+      o.timing->torch_threads = call.torch_threads;
+    }
     else o.timing->sealed = *sealed;
   }
   TEMPER_TRY_ASSIGN(auto report, judge::run_judge(o, m_runner));
@@ -293,6 +297,7 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   }
   o.compiler = compiler_spec(m_settings);
   o.jobs = m_settings.jobs;
+  if (m_settings.threads > 0) o.threads = m_settings.threads;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(m_settings.call_timeout_s, call.time_limit_s) * 1000));
   o.progress = false;
   o.temper_version = m_version;

@@ -35,6 +35,7 @@ struct JudgeCall {
   // The reference arm is the task's PyTorch function (`temper judge --reference torch`) instead
   // of a sealed reference: the final report's "vs PyTorch" column.
   bool torch_reference = false;
+  int torch_threads = -1;           // judge::TimingOptions::torch_threads (-1 the kernel's, 0 PyTorch's default)
   std::string tier = "gate";        // correctness | probe | gate
   std::vector<int64_t> cases;       // empty: every case of the task
   std::vector<std::string> grid;    // probe only: "NAME=v1,v2"

@@ -290,7 +290,8 @@ Status Orchestrator::prepare_teacher_workspace() {
     // The timing protocol charges its cap on its clock: for one-thread tasks the thread's CPU
     // time, which on a busy machine is a fraction of the wall time (choose_cap reads this).
     TEMPER_TRY_ASSIGN(core::Task task, core::load_task(m_file.config.task_dir));
-    const bool cpu_clock = judge::default_timing_clock(task.config.threads) == judge::kClockThreadCpu;
+    const int threads = m_file.config.judge.threads > 0 ? m_file.config.judge.threads : task.config.threads;
+    const bool cpu_clock = judge::default_timing_clock(threads) == judge::kClockThreadCpu;
     json times = json::array();
     for (const auto& c : out.report.value("cases", json::array())) {
       const double wall = c.value("kernel_seconds", 0.0);

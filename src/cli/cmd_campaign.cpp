@@ -8,6 +8,7 @@
 #include "cli/status_watch.h"
 #include "cli/timing_flags.h"
 #include "core/task_loader.h"
+#include "core/thread_count.h"
 #include "judge/common.h"
 #include "judge/python_golden.h"
 #include "judge/seal.h"
@@ -60,6 +61,7 @@ struct RunArgs {
   bool no_sandbox = false;
   bool no_vs_torch = false;
   bool quiet = false;
+  std::string threads; // empty: temper.yaml's
 };
 
 // "90", "90s", "30m", "4h" -> seconds.
@@ -120,7 +122,9 @@ Expected<std::string> profile_campaign_reference(const campaign::SealedReference
 // Certified peaks of this machine bound each case through the task's cost model (fraction of
 // the roofline in probes, gates and the final summary); none when the knowledge base has no
 // certified figures or the task no cost model.
-std::optional<judge::Roofline> roofline_for(const fs::path& task_dir) { return task_roofline(task_dir, kb_roots_for(task_dir)); }
+std::optional<judge::Roofline> roofline_for(const fs::path& task_dir, int threads) {
+  return task_roofline(task_dir, kb_roots_for(task_dir), threads > 0 ? std::optional<int>(threads) : std::nullopt);
+}
 
 bool has_torch_function(const fs::path& task_dir) {
   auto task = core::load_task(task_dir);
@@ -128,7 +132,7 @@ bool has_torch_function(const fs::path& task_dir) {
 }
 
 campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::ExpectationEvaluator& expectations,
-                                     const fs::path& task_dir, bool quiet) {
+                                     const fs::path& task_dir, int threads, bool quiet) {
   campaign::OrchestratorDeps deps;
   deps.judge = &judge;
   deps.expectations = &expectations;
@@ -138,7 +142,7 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
   deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
 #endif
   deps.kb_roots = kb_roots_for(task_dir);
-  deps.roofline = roofline_for(task_dir);
+  deps.roofline = roofline_for(task_dir, threads);
   deps.progress = quiet ? nullptr : &std::cerr;
   return deps;
 }
@@ -157,8 +161,9 @@ int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeServic
   // case of the campaign (judged once; a rerun reads the stored summary).
   if (!quiet) std::cerr << "temper: final report: judging the final kernel against the starting reference\n";
   campaign::FinalReportOptions opts;
-  opts.roofline = roofline_for(o.config().task_dir);
+  opts.roofline = roofline_for(o.config().task_dir, o.config().judge.threads);
   opts.vs_torch = o.config().vs_torch && has_torch_function(o.config().task_dir);
+  opts.torch_default_threads = core::usable_cpus() > 1;
   auto summary = campaign::ensure_final_report(dir, o.references(), judge, opts);
   if (!summary) {
     std::cerr << "temper: error: final report: " << summary.error().message << "\n"
@@ -224,6 +229,12 @@ int run_campaign(const RunArgs& a) {
   c.judge.min_time_s = a.min_time_s;
   c.judge.noise_floor = a.noise_floor_pct / 100;
   c.judge.jobs = a.jobs;
+  if (auto threads = threads_flag(a.threads); !threads) {
+    std::cerr << "temper: " << threads.error().message << "\n";
+    return kExitUsage;
+  } else if (*threads) {
+    c.judge.threads = **threads;
+  }
   c.triggers.rejections = a.rejections;
   c.triggers.plateau = a.plateau;
   c.triggers.plateau_noise = a.plateau_noise_pct / 100;
@@ -276,7 +287,8 @@ int run_campaign(const RunArgs& a) {
   campaign::RealJudgeService judge(c.judge, util::default_process_runner(), TEMPER_VERSION);
   campaign::ProfilingExpectationEvaluator expectations(c.judge, util::default_process_runner());
   const fs::path task_dir = c.task_dir;
-  auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, expectations, task_dir, a.quiet));
+  const int threads = c.judge.threads;
+  auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, expectations, task_dir, threads, a.quiet));
   if (!o) {
     std::cerr << "temper: error: " << o.error().message << "\n";
     return kExitUsage;
@@ -293,7 +305,7 @@ int resume_campaign(const std::string& dir, bool quiet) {
   }
   campaign::RealJudgeService judge(file->config.judge, util::default_process_runner(), TEMPER_VERSION);
   campaign::ProfilingExpectationEvaluator expectations(file->config.judge, util::default_process_runner());
-  auto o = campaign::Orchestrator::open(dir, make_deps(judge, expectations, file->config.task_dir, quiet));
+  auto o = campaign::Orchestrator::open(dir, make_deps(judge, expectations, file->config.task_dir, file->config.judge.threads, quiet));
   if (!o) {
     std::cerr << "temper: error: " << o.error().message << "\n";
     return kExitUsage;
@@ -325,6 +337,7 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_option("--min-time", a->min_time_s, "Kernel seconds before stopping")->capture_default_str()->check(CLI::NonNegativeNumber);
   run->add_option("--noise-floor", a->noise_floor_pct, "Smallest difference in percent a verdict may call real")->capture_default_str()->check(CLI::NonNegativeNumber);
   run->add_option("--cpus", a->cpus, "CPU set for timing, e.g. 0 or 0-1");
+  run->add_option("--threads", a->threads, "Threads every kernel may use, N or all (every CPU temper may run on; default: temper.yaml's)");
   run->add_option("--jobs,-j", a->jobs, "Parallel compiles and cases (default: one per core)")->check(CLI::PositiveNumber);
   run->add_option("--rejections", a->rejections, "Stagnation: consecutive submissions not accepted")->capture_default_str()->check(CLI::NonNegativeNumber);
   run->add_option("--plateau", a->plateau, "Stagnation: last K probes and submissions within the plateau band")->capture_default_str()->check(CLI::NonNegativeNumber);

@@ -94,6 +94,16 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   o.jobs = a.jobs;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
   if (a.trials > 0) o.trials = a.trials;
+  auto threads = threads_flag(a.threads);
+  if (!threads) {
+    std::cerr << "temper: " << threads.error().message << "\n";
+    return kExitUsage;
+  }
+  o.threads = *threads;
+  if (!a.torch_threads.empty() && a.reference != "torch") {
+    std::cerr << "temper: --torch-threads applies to --reference torch\n";
+    return kExitUsage;
+  }
   o.progress = !a.quiet;
   o.temper_version = TEMPER_VERSION;
   o.pypto = a.pypto;
@@ -130,7 +140,7 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     // task's cost model (CANN-Bench score, fraction of roofline). The knowledge base's current
     // target is this host, which pypto's kernels (NPU or its cost model) do not run on.
     if (a.backend != "pypto") {
-      if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb})) o.timing->roofline = *roof;
+      if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb}, o.threads)) o.timing->roofline = *roof;
     }
   }
 

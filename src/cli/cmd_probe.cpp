@@ -58,6 +58,9 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   o.jobs = a.jobs;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
   o.trials = a.trials;
+  auto threads = threads_flag(a.threads);
+  if (!threads) return usage_error(threads.error().message);
+  o.threads = *threads;
   o.progress = !a.quiet;
   o.temper_version = TEMPER_VERSION;
   // The tier stays "gate" here so timing_options does not clamp --cap: the probe's cap is its
@@ -66,7 +69,7 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   if (!t) return usage_error(t.error().message);
   o.timing = *t;
   // Each timed variant's fraction of the roofline, where this machine has certified peaks.
-  if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb})) o.timing.roofline = *roof;
+  if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb}, o.threads)) o.timing.roofline = *roof;
 
   auto report = judge::run_probe(o, util::default_process_runner());
   if (!report) return usage_error(report.error().message);

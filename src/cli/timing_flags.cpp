@@ -1,4 +1,5 @@
 #include "cli/timing_flags.h"
+#include "core/thread_count.h"
 
 #include "cli/case_list.h"
 #include "core/task_loader.h"
@@ -55,6 +56,16 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   if (!a.content_maker.empty() && a.content_maker != "host" && a.content_maker != "device")
     return fail("--content-maker must be host or device, not '{}'", a.content_maker);
   t.content_maker = a.content_maker;
+  if (!a.torch_threads.empty()) {
+    if (a.reference != "torch") return fail("--torch-threads applies to --reference torch");
+    if (a.torch_threads == "default") {
+      t.torch_threads = 0;
+    } else {
+      auto n = core::parse_thread_count(a.torch_threads);
+      if (!n) return fail("--torch-threads: give N or default, not '{}'", a.torch_threads);
+      t.torch_threads = *n;
+    }
+  }
   p.rule.cap_s = a.tier == "probe" ? std::min(a.cap_s, 3.0) : a.cap_s;
   p.rule.target_half_width = std::log1p(a.target_pct / 100.0);
   p.rule.min_samples = a.min_samples;
@@ -67,11 +78,23 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
   return t;
 }
 
+Expected<std::optional<int>> threads_flag(const std::string& text) {
+  if (text.empty()) return std::optional<int>();
+  auto n = core::parse_thread_count(text);
+  if (!n) return fail("--threads: {}", n.error().message);
+  return std::optional<int>(*n);
+}
+
 void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
+  cmd->add_option("--threads", a.threads,
+                  "Threads the kernel may use, N or all (every CPU temper may run on); both arms get the same (default: temper.yaml's threads)");
   const char* group = "Timing against a reference";
   if (!cmd->get_option_no_throw("--reference")) {
     cmd->add_option("--reference", a.reference, "Reference kernel source, or a sealed reference's name (temper ref list): also time the candidate against it")->group(group);
   }
+  cmd->add_option("--torch-threads", a.torch_threads,
+                  "With --reference torch: PyTorch's threads, N or default (PyTorch's own choice, every CPU) (default: the kernel's threads)")
+      ->group(group);
   cmd->add_option("--reference-flags", a.reference_flags, "Optimization flags for the reference (must equal the candidate's)")->group(group);
   if (set == TimingFlagSet::WithTiers) {
     cmd->add_option("--tier", a.tier, "probe (first case, short cap) or gate (every case, measurement + confirmation jobs)")->capture_default_str()->group(group);
@@ -105,11 +128,12 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
       ->group(group);
 }
 
-std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots) {
+std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots,
+                                             std::optional<int> threads) {
   auto task = core::load_task(task_dir);
   if (!task || !task->config.cost) return std::nullopt;
   const kb::KnowledgeBase base = kb::load_kb(kb_roots.empty() ? kb::default_kb_roots() : kb_roots);
-  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), task->config.threads);
+  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), threads.value_or(task->config.threads));
   if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
   return std::nullopt;
 }

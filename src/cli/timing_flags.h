@@ -37,6 +37,8 @@ struct TimingArgs {
   bool no_calibration = false;
   bool until_target = false; // keep measuring after the verdict is settled
   std::string content_maker; // empty: the backend's default
+  std::string threads;       // empty: temper.yaml's threads; N or all
+  std::string torch_threads; // --reference torch: empty, the kernel's; N; default (PyTorch's own)
 };
 
 // Which flags a subcommand offers: WithTiers adds --tier, --measure-jobs and --confirm-jobs
@@ -52,7 +54,12 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
 // This machine's certified peaks at the task's thread count from the knowledge base at `kb`
 // (empty: the default roots), for each case's roofline bound; none when the task has no cost
 // model or the knowledge base no certified figure for this target.
-std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots);
+// `threads` overrides the task's thread count (--threads).
+std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots,
+                                             std::optional<int> threads = std::nullopt);
+
+// --threads N|all: none when not given (the task's own), else the count; the error names the flag.
+Expected<std::optional<int>> threads_flag(const std::string& text);
 
 // "-O3 -march=native" -> {"-O3", "-march=native"}.
 std::vector<std::string> split_flags(const std::string& text);

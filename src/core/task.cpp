@@ -317,6 +317,7 @@ nlohmann::json TemperConfig::to_json() const {
       {"allowed_libraries", allowed_libraries},
       {"timing", timing},
       {"constraints", cons}};
+  if (threads_all) j["threads_requested"] = "all";
   j["cost"] =
       cost ? nlohmann::json{{"bytes", cost->bytes}, {"flops", cost->flops}} : nlohmann::json();
   return j;

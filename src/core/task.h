@@ -166,6 +166,7 @@ struct TemperConfig {
   ToleranceSpec tolerance;
   std::map<std::string, ToleranceSpec> output_tolerance;     // per output name
   int threads = 1;                                           // threads a kernel may use
+  bool threads_all = false;                                  // asked as `threads: all` (threads: this machine's CPUs)
   bool in_place = false;                                     // the op may write its inputs
   std::vector<std::string> allowed_libraries;                // beyond the defaults
   std::vector<std::string> allowed_cuda_features;            // CUDA candidates: "streams", "l2_persistence"

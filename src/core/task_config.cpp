@@ -1,5 +1,6 @@
 // temper.yaml (schema version 1): what temper adds to a CANN-Bench task.
 #include "core/task_parse.h"
+#include "core/thread_count.h"
 #include "core/tolerance.h"
 
 #include <cmath>
@@ -11,7 +12,6 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 constexpr int kMinTrials = 3; // fewer fresh-input trials miss input-dependent bugs
-constexpr int kMaxThreads = 4096;
 
 class ConfigParser {
 public:
@@ -38,11 +38,14 @@ public:
       read_reference(n);
     if (const YAML::Node n = root["tolerance"]; n.IsDefined())
       read_tolerance(n);
-    if (auto v = read_int(root, "threads")) {
-      if (*v < 1 || *v > kMaxThreads)
-        error(root["threads"], fmt::format("threads must be 1 to {}, got {}", kMaxThreads, *v));
-      else
-        m_cfg.threads = static_cast<int>(*v);
+    if (const YAML::Node n = root["threads"]; n.IsDefined()) {
+      auto count = n.IsScalar() ? parse_thread_count(n.Scalar()) : parse_thread_count("");
+      if (!count)
+        error(n, count.error().message);
+      else {
+        m_cfg.threads = *count;
+        m_cfg.threads_all = n.Scalar() == "all";
+      }
     }
     if (auto v = read_int(root, "trials")) {
       if (*v < kMinTrials || *v > 1000)

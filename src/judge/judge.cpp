@@ -81,6 +81,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   auto t0 = std::chrono::steady_clock::now();
   util::Progress progress(opt.progress);
   TEMPER_TRY_ASSIGN(core::Task task, core::load_task(opt.task_dir));
+  if (opt.threads) task.config.threads = *opt.threads;
 
   std::vector<const core::Case*> cases;
   if (opt.case_ids.empty()) {
@@ -155,6 +156,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   std::vector<std::string> reference_flags;
   std::string reference_text;
   std::optional<TorchReference> torch_ref; // --reference torch: no build, a Python worker
+  const int torch_threads = opt.timing && opt.timing->torch_threads >= 0 ? opt.timing->torch_threads : task.config.threads;
   bool reference_specialized = false;
   if (opt.timing && opt.timing->sealed) {
     // A sealed reference was built once, under its own protocol: the candidate must match it.
@@ -171,7 +173,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     reference_specialized = sealed.specialized;
   } else if (opt.timing && opt.timing->torch_reference) {
     if (backend.name != "cpu") return fail("--reference torch times PyTorch on the CPU: use it with the cpu backend");
-    TEMPER_TRY_ASSIGN(torch_ref, prepare_torch_reference(task, task.config.threads));
+    TEMPER_TRY_ASSIGN(torch_ref, prepare_torch_reference(task, torch_threads));
   } else if (opt.timing) {
     const fs::path& ref = opt.timing->reference;
     if (!fs::is_regular_file(ref, ec)) return fail("reference {} is not a file", ref.string());
@@ -388,7 +390,16 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     tc.worker_args = backend.worker_args;
     tc.worker_env = backend.worker_env;
     tc.device_profiles = backend.device_profiles;
-    if (torch_ref) tc.reference_command = torch_ref->argv;
+    if (torch_ref) {
+      tc.reference_command = torch_ref->argv;
+      tc.reference_threads = torch_threads;
+      // PyTorch on more threads than the kernel needs the CPUs for them: both arms then share
+      // every CPU temper may use, timed by the wall clock (unless the flags chose otherwise).
+      if (torch_threads != 1 && torch_threads != task.config.threads) {
+        if (opt.timing->protocol.cpus.empty()) tc.protocol.cpus = {};
+        if (opt.timing->protocol.clock.empty()) tc.protocol.clock = std::string(kClockMonotonic);
+      }
+    }
     // Both arms take the same cold-cache step. The evict step is temper-worker's; the PyTorch
     // runner, the CUDA worker (its L2) and the PyPTO runner flush with a buffer.
     if (backend.name != "cpu" || torch_ref) {
@@ -476,7 +487,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     report.context["reference"] = {{"sealed", s.name}, {"content_hash", s.content_hash}, {"date", s.date}};
   }
   if (torch_ref) {
-    // What the runner said when it loaded: "torch 2.15.0, 1 threads" (and float32 where torch's
+    // What the runner said when it loaded: "torch 2.15.0, 1 thread" (and float32 where torch's
     // CPU kernels lack the case's dtype).
     std::string loaded;
     for (const auto& c : report.cases)
@@ -485,7 +496,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
           if (loaded.empty()) loaded = job.result.reference_worker;
     report.context["reference"] = {{"torch", loaded.substr(0, loaded.find(';'))},
                                    {"function", torch_ref->source.string()},
-                                   {"threads", task.config.threads}};
+                                   {"threads", torch_threads}};
+    if (torch_threads == 0) report.context["reference"]["threads"] = "default";
   }
   report.context["backend"] = backend.facts;
   return report;

@@ -30,6 +30,10 @@ struct TimingOptions {
   // The reference arm is the task's PyTorch function (reference.torch in temper.yaml, else its
   // golden.py) in the case's dtype, in the golden runner serving the worker protocol.
   bool torch_reference = false;
+  // PyTorch's threads: -1, the kernel's (the task's threads); 0, PyTorch's own default (what a
+  // user who sets nothing gets: its arm runs without OMP_NUM_THREADS, and the job on every CPU);
+  // N, that many.
+  int torch_threads = -1;
   std::optional<SealedRef> sealed;           // a sealed reference: its artifacts, never its source
   std::vector<std::string> reference_flags;  // empty: the candidate's flags
   std::string tier = "gate";                 // probe: one case, short; gate: all selected cases
@@ -58,6 +62,7 @@ struct JudgeOptions {
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30;
   std::optional<int> trials;             // overrides the task's trials (at least 3)
+  std::optional<int> threads;            // overrides the task's threads (`--threads N|all`)
   std::filesystem::path worker_exe;      // default: the backend's worker beside the running binary
   std::string backend = "cpu";           // cpu | cuda | pypto (judge/kernel_backend.h); cuda: `compiler` is nvcc
   std::string cuda_arch;                 // cuda: empty means the device's architecture, else sm_90

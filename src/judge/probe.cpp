@@ -166,6 +166,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   auto t0 = std::chrono::steady_clock::now();
   util::Progress progress(opt.progress);
   TEMPER_TRY_ASSIGN(core::Task task, core::load_task(opt.task_dir));
+  if (opt.threads) task.config.threads = *opt.threads;
   const core::Case* c = task.find_case(opt.case_id);
   if (!c) {
     return fail("task {} has no case {} (it has cases {}..{})", task.op.name, opt.case_id, task.cases.front().id,

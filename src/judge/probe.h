@@ -63,6 +63,7 @@ struct ProbeOptions {
   std::chrono::milliseconds call_timeout{60'000};
   size_t memory_limit_bytes = size_t{4} << 30;
   int trials = 3;                    // correctness trials per variant (at least 3)
+  std::optional<int> threads;        // overrides the task's threads (`--threads N|all`)
   std::filesystem::path worker_exe;  // default: temper-worker beside the running binary
   bool progress = true;
   std::string temper_version = "dev";

@@ -195,7 +195,7 @@ Expected<TorchReference> prepare_torch_reference(const core::Task& task, int thr
   }
   r.argv.push_back("--input-names=" + join(names_of(task.op.inputs)));
   r.argv.push_back("--output-names=" + join(names_of(task.op.outputs)));
-  r.argv.push_back(fmt::format("--threads={}", std::max(1, threads)));
+  r.argv.push_back(fmt::format("--threads={}", std::max(0, threads)));
   util::Hasher h;
   h.add("torch-reference-v1").add(*text).add(runner_source).add(python.string());
   auto pins = util::read_file(requirements);

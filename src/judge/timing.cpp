@@ -664,6 +664,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     ref_opts.worker_args.assign(config.reference_command.begin() + 1, config.reference_command.end());
     ref_opts.device_content.clear();
   }
+  if (config.reference_threads) ref_opts.threads = *config.reference_threads;
 
   auto start_ref = [&]() -> Status {
     TEMPER_TRY_ASSIGN(backend::CallResult r, ref.start(ref_opts));

@@ -117,6 +117,9 @@ struct TimingConfig {
   // The reference arm's own worker command when it is not the candidate's (the PyTorch
   // reference: an interpreter and the golden runner); empty: the same worker for both arms.
   std::vector<std::string> reference_command;
+  // The reference arm's thread count when it is not the protocol's (the PyTorch arm at its own
+  // default: 0, so its environment sets no OMP_NUM_THREADS).
+  std::optional<int> reference_threads;
   // The compiled device-content library (protocol.content_maker "device"): timed calls make
   // their inputs on the device and hash their outputs there (backend::DeviceCall).
   std::filesystem::path device_content;

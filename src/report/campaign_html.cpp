@@ -116,17 +116,20 @@ Expected<std::string> campaign_report_html(const fs::path& dir) {
     body += "<h2 id=\"final\">Final kernel against the starting reference</h2>\n";
     body += paragraph(fmt::format("{} of {} cases passed.", final_view->passed, final_view->cases.size()), "summary");
     body += judge_sections(*final_view);
-    // The same kernel against the task's PyTorch function, when the final report timed it.
-    if (auto text = util::read_file(dir / "final" / "torch_report.json")) {
+    // The same kernel against the task's PyTorch function, when the final report timed it: at
+    // one thread, then at PyTorch's default thread count.
+    for (const auto& [report_file, prefix] : {std::pair<std::string, std::string>{"torch_report.json", "torch-"}, {"torch_default_report.json", "torch-default-"}}) {
+      auto text = util::read_file(dir / "final" / report_file);
+      if (!text) continue;
       json report = json::parse(*text, nullptr, false);
       if (auto v = read_judge_view(report)) {
         const json ref = v->context.value("reference", json::object());
-        body += fmt::format("<h2 id=\"final-torch\">Final kernel against PyTorch ({})</h2>\n",
+        body += fmt::format("<h2 id=\"final-{}\">Final kernel against PyTorch ({})</h2>\n", prefix.substr(0, prefix.size() - 1),
                             escape_xml(ref.is_object() ? ref.value("torch", "PyTorch") : std::string("PyTorch")));
         body += paragraph(fmt::format("{} of {} cases passed.", v->passed, v->cases.size()), "summary");
         // Its sections under ids of their own: a page's ids are unique.
         std::string sections = judge_sections(*v);
-        for (size_t at = 0; (at = sections.find("<section id=\"", at)) != std::string::npos; at += 13) sections.insert(at + 13, "torch-");
+        for (size_t at = 0; (at = sections.find("<section id=\"", at)) != std::string::npos; at += 13) sections.insert(at + 13, prefix);
         body += sections;
       }
     }

@@ -78,6 +78,7 @@ public:
     std::map<int64_t, double> reference_seconds;
     bool roofline = false; // the call carried the machine's roofline
     bool torch = false;    // the reference arm was the task's PyTorch function
+    int torch_threads = -1; // its threads (JudgeCall::torch_threads: 0 is PyTorch's default)
   };
   std::vector<Call> calls;
   int throw_on_call = 0; // 1-based call number that throws Killed; 0: never
@@ -86,12 +87,15 @@ public:
   // reference; a non-empty torch_error is the harness error such a call gets.
   double torch_ratio = 4.0;
   std::string torch_error;
+  // PyTorch at its default thread count (torch_threads 0) is this many times faster again.
+  double torch_default_gain = 1.6;
 
   Expected<JudgeOutcome> judge(const JudgeCall& call) override {
     // No candidate: the sealed reference itself is judged (the Teacher's measurements).
     auto text = util::read_file(call.candidate.empty() ? call.store / call.reference / "reference.cpp" : call.candidate);
     if (!text) return tl::unexpected(text.error());
-    calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds, call.roofline.has_value(), call.torch_reference});
+    calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds, call.roofline.has_value(), call.torch_reference,
+                     call.torch_threads});
     if (call.torch_reference && !torch_error.empty()) return fail("{}", torch_error);
     if (clock) clock->advance(2.0);
     if (throw_on_call > 0 && static_cast<int>(calls.size()) == throw_on_call) throw Killed{"judge"};
@@ -105,7 +109,7 @@ public:
       auto ref = util::read_file(call.store / call.reference / "reference.cpp");
       if (ref && std::regex_search(*ref, m, std::regex("fake: speedup=([0-9.]+)"))) speedup /= std::stod(m[1]);
     }
-    if (call.torch_reference) speedup /= torch_ratio;
+    if (call.torch_reference) speedup /= torch_ratio * (call.torch_threads == 0 ? torch_default_gain : 1.0);
     std::vector<int64_t> cases = call.cases.empty() ? std::vector<int64_t>{1, 2} : call.cases;
     if (call.tier == "probe") cases.resize(1);
     const bool timed = call.tier != "correctness" && status == "PASSED";
@@ -127,7 +131,10 @@ public:
       jcases.push_back(c);
     }
     json context = {{"fake", true}};
-    if (call.torch_reference) context["reference"] = {{"torch", "torch 9.9.9, 1 threads"}, {"function", "pytorch.py"}};
+    if (call.torch_reference) {
+      context["reference"] = {{"torch", call.torch_threads == 0 ? "torch 9.9.9, 2 threads (its default)" : "torch 9.9.9, 1 thread"},
+                              {"function", "pytorch.py"}};
+    }
     json report = {{"schema_version", 1}, {"kind", "temper.judge.report"}, {"context", context},
                    {"summary", {{"wall_seconds", 2.0}, {"compile_seconds", 0.5}}}, {"cases", jcases}};
     if (call.tier != "correctness") {

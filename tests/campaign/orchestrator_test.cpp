@@ -737,7 +737,9 @@ TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
   EXPECT_EQ(rig.judge.calls.back().tier, "gate");
   EXPECT_DOUBLE_EQ((*summary)["geomean_speedup"].get<double>(), 2.2);
   EXPECT_DOUBLE_EQ((*summary)["torch"]["geomean_speedup"].get<double>(), 2.2 / 4.0);
-  EXPECT_EQ((*summary)["torch"]["reference"], "torch 9.9.9, 1 threads");
+  EXPECT_EQ((*summary)["torch"]["reference"], "torch 9.9.9, 1 thread");
+  EXPECT_EQ(rig.judge.calls.back().torch_threads, 1);
+  EXPECT_FALSE(summary->contains("torch_default")) << "asked for one thread only";
   ASSERT_EQ((*summary)["cases"].size(), 2u);
   EXPECT_DOUBLE_EQ((*summary)["cases"][1]["torch_speedup"].get<double>(), 0.55);
   EXPECT_EQ((*summary)["cases"][1]["torch_verdict"], "SLOWER");
@@ -745,9 +747,46 @@ TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
   const std::string text = format_final_summary(*summary);
   EXPECT_NE(text.find("vs PyTorch"), std::string::npos) << text;
   EXPECT_NE(text.find("0.550x"), std::string::npos) << text;
-  EXPECT_NE(text.find("geomean speedup over torch 9.9.9, 1 threads: 0.550x; FASTER 0, SLOWER 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("geomean speedup over torch 9.9.9, 1 thread: 0.550x; FASTER 0, SLOWER 2"), std::string::npos) << text;
 
   // Both judgements are on record; a third call judges nothing.
+  fs::remove(rig.dir / "final" / "summary.json");
+  ASSERT_TRUE(ensure_final_report(rig.dir, o->references(), rig.judge, opts).has_value());
+  EXPECT_EQ(rig.judge.calls.size(), before + 3);
+}
+
+// Where more than one CPU is there, the final kernel is also timed against PyTorch at PyTorch's
+// own default thread count: a second column, a second geomean line, its own report file.
+TEST(FinalReportTest, TimesPyTorchAtOneThreadAndAtItsDefaultThreadCount) {
+  Rig rig(std::vector<json>{test_plan("rows"), test_plan("blocks")});
+  script_two_rounds(rig.student);
+  CampaignConfig c = test_config(rig.task, 1);
+  c.triggers.rejections = 2;
+  auto o = rig.create(c);
+  ASSERT_TRUE(o->run());
+  const size_t before = rig.judge.calls.size();
+  FinalReportOptions opts;
+  opts.vs_torch = true;
+  opts.torch_default_threads = true;
+  auto summary = ensure_final_report(rig.dir, o->references(), rig.judge, opts);
+  ASSERT_TRUE(summary.has_value()) << summary.error().message;
+  ASSERT_EQ(rig.judge.calls.size(), before + 3);
+  EXPECT_EQ(rig.judge.calls[before + 1].torch_threads, 1);
+  EXPECT_EQ(rig.judge.calls[before + 2].torch_threads, 0);
+  EXPECT_DOUBLE_EQ((*summary)["torch"]["geomean_speedup"].get<double>(), 2.2 / 4.0);
+  EXPECT_DOUBLE_EQ((*summary)["torch_default"]["geomean_speedup"].get<double>(), 2.2 / 4.0 / 1.6);
+  EXPECT_EQ((*summary)["torch_default"]["threads"], "default");
+  EXPECT_EQ((*summary)["torch"]["threads"], 1);
+  ASSERT_EQ((*summary)["cases"].size(), 2u);
+  EXPECT_DOUBLE_EQ((*summary)["cases"][1]["torch_default_speedup"].get<double>(), 2.2 / 4.0 / 1.6);
+  EXPECT_EQ((*summary)["cases"][1]["torch_default_verdict"], "SLOWER");
+  EXPECT_TRUE(fs::exists(rig.dir / "final" / "torch_default_report.json"));
+  const std::string text = format_final_summary(*summary);
+  EXPECT_NE(text.find("vs PyTorch*"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.344x"), std::string::npos) << text;
+  EXPECT_NE(text.find("geomean speedup over torch 9.9.9, 2 threads (its default) (* PyTorch's default threads): 0.344x"), std::string::npos)
+      << text;
+  // Read back, not judged again.
   fs::remove(rig.dir / "final" / "summary.json");
   ASSERT_TRUE(ensure_final_report(rig.dir, o->references(), rig.judge, opts).has_value());
   EXPECT_EQ(rig.judge.calls.size(), before + 3);

@@ -1,4 +1,5 @@
 #include "core/task_loader.h"
+#include "core/thread_count.h"
 #include "util/fs.h"
 
 #include <cmath>
@@ -577,10 +578,34 @@ colour: blue
   expect_has(ds, "temper.yaml", 7, "unknown tolerance standard 'close-enough'");
   expect_has(ds, "temper.yaml", 9,
              "tolerance.outputs names 'z', which is not an output (outputs: y)");
-  expect_has(ds, "temper.yaml", 10, "threads must be 1 to 4096, got 0");
+  expect_has(ds, "temper.yaml", 10, "threads must be 1 to 4096 or 'all' (every CPU this process may use), got '0'");
   expect_has(ds, "temper.yaml", 11, "trials must be 3 to 1000, got 2");
   expect_has(ds, "temper.yaml", 12, "in_place must be true or false");
   expect_has(ds, "temper.yaml", 13, "unknown key 'colour' in temper.yaml");
+}
+
+TEST_F(TaskDirTest, ThreadsAllIsEveryCpuThisProcessMayUse) {
+  write("proto.yaml", kProto);
+  write("cases.yaml", kCase1);
+  write("temper.yaml", "schema_version: 1\nthreads: all\n");
+  auto task = load_task(dir());
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->config.threads, usable_cpus());
+  EXPECT_TRUE(task->config.threads_all);
+  EXPECT_EQ(task->config.to_json().value("threads_requested", ""), "all");
+  write("temper.yaml", "schema_version: 1\nthreads: some\n");
+  expect_one(check_task(dir()), "temper.yaml", 2, "threads must be 1 to 4096 or 'all'");
+}
+
+TEST(ThreadCount, ParsesCountsAndAllAndNamesWhatIsAccepted) {
+  EXPECT_EQ(parse_thread_count("3").value(), 3);
+  EXPECT_EQ(parse_thread_count("all").value(), usable_cpus());
+  EXPECT_GE(usable_cpus(), 1);
+  for (const char* bad : {"0", "-1", "4097", "2x", "", "ALL"}) {
+    auto r = parse_thread_count(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("'all'"), std::string::npos);
+  }
 }
 
 TEST_F(TaskDirTest, TemperYamlSchemaVersion) {

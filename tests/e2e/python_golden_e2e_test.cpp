@@ -170,7 +170,9 @@ TEST(PythonGoldenE2E, TaskInitWritesALoadableTemperYamlAndLeavesTheOfficialFiles
 // reference arm, in the golden runner serving the worker protocol, and the task's C++ reference
 // is timed against it on a small case: paired samples on both arms, a verdict with a finite
 // interval, and the report names
-// the reference "torch <version>, 1 threads". One worker life per arm (`--lives 0`): each life of
+// the reference "torch <version>, N threads (its default)": PyTorch at its own default thread
+// count (`--torch-threads default`), as a user who sets nothing runs it, so the job runs on every
+// CPU on the wall clock. (The final report's one-thread arm runs in CampaignSocketE2E.) One worker life per arm (`--lives 0`): each life of
 // the PyTorch arm imports torch again, and on a loaded 2-core machine a second life may not fit
 // in the wall-time limit, which leaves an interval over lives undetermined.
 TEST(PythonGoldenE2E, TimesAKernelAgainstPyTorch) {
@@ -180,7 +182,7 @@ TEST(PythonGoldenE2E, TimesAKernelAgainstPyTorch) {
   fs::path json = dir.path() / "report.json";
   // Case 12: bfloat16 rows of 2 output elements, a small input.
   auto r = temper_cli({"judge", (kSource / "tasks" / "swi_glu").string(), (kSource / "tasks/swi_glu/reference.cpp").string(),
-                       "--reference", "torch", "--cases", "12", "--tier", "probe", "--cap", "1", "--lives", "0", "--json", json.string(),
+                       "--reference", "torch", "--torch-threads", "default", "--cases", "12", "--tier", "probe", "--cap", "1", "--lives", "0", "--json", json.string(),
                        "--quiet"});
   ASSERT_TRUE(r.ok()) << r.output;
   auto text = util::read_file(json);
@@ -205,7 +207,14 @@ TEST(PythonGoldenE2E, TimesAKernelAgainstPyTorch) {
   EXPECT_EQ(report["timing"]["protocol"]["cold_step"], "buffer") << report["timing"]["protocol"].dump(2);
   const std::string name = report["context"]["reference"].value("torch", "");
   EXPECT_EQ(name.rfind("torch 2.", 0), 0u) << report["context"]["reference"].dump();
-  EXPECT_NE(name.find(", 1 threads"), std::string::npos) << name;
+  EXPECT_NE(name.find(" (its default)"), std::string::npos) << name;
+  EXPECT_EQ(report["context"]["reference"].value("threads", ""), "default");
+  EXPECT_EQ(report["timing"]["protocol"]["clock"], "monotonic") << report["timing"]["protocol"].dump(2);
+  EXPECT_TRUE(report["timing"]["protocol"]["cpus"].empty()) << report["timing"]["protocol"].dump(2);
+  // --torch-threads belongs to --reference torch.
+  auto misuse = temper_cli({"judge", (kSource / "tasks" / "swi_glu").string(), (kSource / "tasks/swi_glu/reference.cpp").string(),
+                            "--torch-threads", "2", "--quiet"});
+  EXPECT_EQ(misuse.exit_code, 2) << misuse.output;
 }
 
 } // namespace python_golden_e2e_test

@@ -65,8 +65,10 @@ TEST(CampaignTimelineTest, EveryKindInOrderWithTheBestSpeedup) {
   EXPECT_NE(page->find("<section id=\"speedup\" data-count=\"2\">"), std::string::npos); // the final judgement's cases
   EXPECT_NE(page->find("Best verified speedup 2.200x"), std::string::npos);
   // The same kernel against PyTorch, its sections under ids of their own.
-  EXPECT_NE(page->find("Final kernel against PyTorch (torch 9.9.9, 1 threads)"), std::string::npos);
+  EXPECT_NE(page->find("Final kernel against PyTorch (torch 9.9.9, 1 thread)"), std::string::npos);
   EXPECT_NE(page->find("<section id=\"torch-speedup\" data-count=\"2\">"), std::string::npos);
+  EXPECT_NE(page->find("Final kernel against PyTorch (torch 9.9.9, 2 threads (its default))"), std::string::npos);
+  EXPECT_NE(page->find("<section id=\"torch-default-speedup\" data-count=\"2\">"), std::string::npos);
   std::set<std::string> ids;
   for (size_t at = page->find(" id=\""); at != std::string::npos; at = page->find(" id=\"", at + 1)) {
     const std::string id = page->substr(at + 5, page->find('"', at + 5) - at - 5);

@@ -47,6 +47,7 @@ fs::path run_scripted_campaign(const fs::path& root) {
   EXPECT_TRUE(ran.has_value()) << ran.error().message;
   FinalReportOptions opts;
   opts.vs_torch = true; // the task "has" a PyTorch function: FakeJudge times one
+  opts.torch_default_threads = true; // and at PyTorch's default thread count
   auto summary = ensure_final_report(dir, (*o)->references(), judge, opts);
   EXPECT_TRUE(summary.has_value()) << summary.error().message;
   return dir;
