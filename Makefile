@@ -18,7 +18,9 @@ build: configure
 # The main job: a campaign on the bundled task with the built-in agents (the planfile Teacher
 # reads tasks/swi_glu/plans, the tuner Student tunes the plan's kernel knobs through the
 # harness), short timing jobs (1 s per arm, one measurement and one confirmation job per case),
-# then the final kernel judged against the starting reference on every case. The campaign lives
+# then the final kernel judged against the starting reference and against PyTorch (at one
+# thread and at its default thread count) on every case. Kernels may use every CPU temper may
+# run on (--threads all), as PyTorch does by default. The campaign lives
 # in $(CAMPAIGN): running `make run` again resumes it, and a finished one prints its summary.
 #
 # First, `temper kb bootstrap` certifies the roofline figures (bandwidth, FMA peak) this
@@ -28,7 +30,7 @@ build: configure
 CAMPAIGN ?= campaigns/swi_glu
 run: build
 	-./$(BUILD_DIR)/temper kb bootstrap --quiet
-	./$(BUILD_DIR)/temper run $(TASK) --dir $(CAMPAIGN) --cap 1 --measure-jobs 1 --confirm-jobs 1
+	./$(BUILD_DIR)/temper run $(TASK) --dir $(CAMPAIGN) --threads all --cap 1 --measure-jobs 1 --confirm-jobs 1
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) --timeout 600

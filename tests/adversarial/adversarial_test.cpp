@@ -312,6 +312,13 @@ TEST(Adversarial, AThreadBusyBetweenCallsIsWorkOutsideCall) {
   // The honest kernel on the same two-thread task does no such work.
   auto honest = judge_task(task, task / "reference.cpp", "1", against(task / "reference.cpp"));
   EXPECT_EQ(honest.first_case.value("status", ""), "PASSED") << honest.first_case.dump(2) << honest.output;
+  // Nor does the starter kernel's pool (temper/parallel.h): two threads work in its calls and
+  // sleep between them.
+  auto pooled = judge_task(task, kTask / "kernels" / "rows.cpp", "1", against(task / "reference.cpp"));
+  EXPECT_EQ(pooled.first_case.value("status", ""), "PASSED") << pooled.first_case.dump(2) << pooled.output;
+  ASSERT_TRUE(pooled.first_case.contains("timing")) << pooled.first_case.dump(2);
+  const auto& activity = pooled.first_case["timing"]["jobs"][0]["activity"]["candidate"];
+  EXPECT_GT(activity["max_threads"].get<int>(), 1) << activity.dump(2);
 }
 
 // --- the sealed reference stays a black box.

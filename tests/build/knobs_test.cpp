@@ -90,7 +90,7 @@ TEST(Knobs, ValidateValues) {
 
 TEST(Knobs, BundledGqaKernelsDeclareTheirKnobs) {
   const std::map<std::string, std::vector<std::string>> expected = {
-      {"blocked.cpp", {"BLOCK_M", "BLOCK_KV", "DECODE_MAX_S", "QK_KEYS", "PV_ROWS"}},
+      {"blocked.cpp", {"BLOCK_M", "BLOCK_KV", "DECODE_MAX_S", "QK_KEYS", "PV_ROWS", "PAR_MIN_MFLOP"}},
       {"rowwise.cpp", {"KEY_UNROLL", "PV_VECS"}},
   };
   for (const auto& [file, names] : expected) {

@@ -229,7 +229,7 @@ TEST(PlanTest, StarterAndKnobsAreParsed) {
 TEST(PlanTest, KnobsAreCheckedAgainstTheStartersDeclarations) {
   StarterRig rig;
   auto issues = validate_plan(rig.plan("kernels/rows.cpp", {{"UNROL", {1, 2}}, {"UNROLL", {1, 3, 1}}, {"NT_MIN_MB", 5}}), rig.ctx);
-  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/UNROL", "declares no knob UNROL (it declares: UNROLL, NT_STORES, NT_MIN_MB, PF_DIST, BF16_CVT, HALF_EXP_DEGREE, BF16_PAIRS)"));
+  EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/UNROL", "declares no knob UNROL (it declares: UNROLL, NT_STORES, NT_MIN_MB, PF_DIST, BF16_CVT, HALF_EXP_DEGREE, BF16_PAIRS, PAR_MIN_KB)"));
   EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/UNROLL/1", "3 is not a declared value of knob UNROLL"));
   EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/UNROLL/2", "listed twice"));
   EXPECT_TRUE(has_issue(issues, "/milestones/1/knobs/NT_MIN_MB", "5 is not a declared value"));

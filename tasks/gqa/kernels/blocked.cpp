@@ -27,12 +27,18 @@
 // temper: knob DECODE_MAX_S = 4 in {1, 4, 16}
 // temper: knob QK_KEYS = 6 in {2, 4, 6, 8}
 // temper: knob PV_ROWS = 4 in {2, 4, 6}
+// temper: knob PAR_MIN_MFLOP = 4 in {1, 4, 16, 64}
 //
 // BLOCK_M: rows (position x head of the group) per prefill block. BLOCK_KV: keys per block.
 // DECODE_MAX_S: the largest S that takes the decode path. QK_KEYS: keys per scores micro-tile.
-// PV_ROWS: rows per P @ V micro-tile.
+// PV_ROWS: rows per P @ V micro-tile. PAR_MIN_MFLOP: with more than one thread
+// (args->num_threads), problems of at least this many million flops are split between the
+// threads of temper/parallel.h's pool (asleep between calls): decode by (batch, key/value head),
+// prefill by (batch, head, block of BLOCK_M rows), each thread a contiguous share with buffers of
+// its own; smaller ones stay on the calling thread.
 #include <temper/half.h>
 #include <temper/kernel.h>
+#include <temper/parallel.h>
 
 #include <cfloat>
 #include <cmath>
@@ -59,6 +65,9 @@
 #endif
 #ifndef PV_ROWS
 #define PV_ROWS 4
+#endif
+#ifndef PAR_MIN_MFLOP
+#define PAR_MIN_MFLOP 4
 #endif
 
 
@@ -462,6 +471,101 @@ void end_rows(const Problem& pb, const Rows& rw, int64_t b, int64_t g) {
   }
 }
 
+// Attention for units [u0, u1) of the problem (see temper_kernel): a thread's share, with
+// buffers of its own. False when they cannot be allocated.
+bool attend_share(const Problem& pb, bool decode, int64_t rows_total, int64_t block_rows, int64_t blocks, int64_t Nkv, int64_t u0,
+                  int64_t u1) {
+  const temper_tensor& k = *pb.k;
+  const temper_tensor& v = *pb.v;
+  const int64_t D = pb.D, Skv = pb.Skv;
+  const int64_t Rp = round_up(block_rows, kW);
+  const int64_t Dp = round_up(D, static_cast<int64_t>(kPvVecs) * kW);
+  // Decode keeps the rows of every key/value head of a batch live at once and streams K and V
+  // in memory order ([b][j][g][:] is contiguous over g), so the hardware prefetcher sees one
+  // sequential stream; walking one head at a time would touch 2 KiB-strided rows, a new page
+  // every few rows, and wait on DRAM latency for each. Prefill widens one head at a time.
+  const int64_t heads = decode ? Nkv : 1;
+  const int64_t kv_rows = decode ? (Skv < BLOCK_KV ? Skv : BLOCK_KV) : Skv;
+
+  Buffer qt, st, o, m, l, alpha, lim, qrow, kb, vb;
+  if (!qt.allocate(heads * D * Rp) || !st.allocate(int64_t{BLOCK_KV} * Rp) || !o.allocate(heads * block_rows * Dp) ||
+      !m.allocate(heads * Rp) || !l.allocate(heads * Rp) || !alpha.allocate(heads * Rp) ||
+      !lim.allocate(heads * Rp) || !qrow.allocate(D) || !kb.allocate(heads * kv_rows * D) ||
+      !vb.allocate(heads * kv_rows * Dp)) {
+    return false;
+  }
+  Rows rows[1];
+  Rows* rw_of = rows;
+  // One Rows per live head (heads is 1 for prefill); a small array on the heap for decode.
+  struct RowsArray {
+    Rows* p = nullptr;
+    ~RowsArray() { delete[] p; }
+  } many;
+  if (heads > 1) {
+    many.p = new (std::nothrow) Rows[static_cast<size_t>(heads)];
+    if (many.p == nullptr) return false;
+    rw_of = many.p;
+  }
+  for (int64_t g = 0; g < heads; ++g) {
+    Rows& rw = rw_of[g];
+    rw.Dp = Dp;
+    rw.Qt = qt.p + g * D * Rp;
+    rw.St = st.p;
+    rw.O = o.p + g * block_rows * Dp;
+    rw.m = m.p + g * Rp;
+    rw.l = l.p + g * Rp;
+    rw.alpha = alpha.p + g * Rp;
+    rw.lim = lim.p + g * Rp;
+  }
+
+  auto kv_off = [](const temper_tensor& t, int64_t b, int64_t j, int64_t g) {
+    return b * t.strides[0] + j * t.strides[1] + g * t.strides[2];
+  };
+  if (decode) {
+    // Units are (b, g): per batch, the share's heads [g0, g1).
+    for (int64_t b = u0 / Nkv; b * Nkv < u1; ++b) {
+      const int64_t g0 = u0 > b * Nkv ? u0 - b * Nkv : 0, g1 = u1 - b * Nkv < Nkv ? u1 - b * Nkv : Nkv;
+      for (int64_t g = g0; g < g1; ++g) begin_rows(pb, rw_of[g], b, g, 0, rows_total, qrow.p);
+      const int64_t max_lim = rw_of[g0].max_lim; // the same for every head: it depends on positions only
+      for (int64_t j0 = 0; j0 < max_lim; j0 += BLOCK_KV) {
+        const int64_t nk = max_lim - j0 < BLOCK_KV ? max_lim - j0 : BLOCK_KV;
+        for (int64_t t = 0; t < nk; ++t) {
+          for (int64_t g = g0; g < g1; ++g) {
+            load_row(k, kv_off(k, b, j0 + t, g), D, kb.p + (g * kv_rows + t) * D, 1.0f);
+            load_row(v, kv_off(v, b, j0 + t, g), D, vb.p + (g * kv_rows + t) * Dp, 1.0f);
+          }
+        }
+        for (int64_t g = g0; g < g1; ++g) {
+          attend_block<Vec>(pb, rw_of[g], kb.p + g * kv_rows * D, vb.p + g * kv_rows * Dp, j0, nk);
+        }
+      }
+      for (int64_t g = g0; g < g1; ++g) end_rows(pb, rw_of[g], b, g);
+    }
+    return true;
+  }
+  // Units are (b, g, block of rows); K and V of (b, g) are widened when the share reaches it.
+  Rows& rw = rw_of[0];
+  int64_t widened = -1;
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t bg = u / blocks, b = bg / Nkv, g = bg % Nkv, first = (u % blocks) * block_rows;
+    if (bg != widened) {
+      for (int64_t t = 0; t < Skv; ++t) {
+        load_row(k, kv_off(k, b, t, g), D, kb.p + t * D, 1.0f);
+        load_row(v, kv_off(v, b, t, g), D, vb.p + t * Dp, 1.0f);
+      }
+      widened = bg;
+    }
+    const int64_t R = rows_total - first < block_rows ? rows_total - first : block_rows;
+    begin_rows(pb, rw, b, g, first, R, qrow.p);
+    for (int64_t j0 = 0; j0 < rw.max_lim; j0 += BLOCK_KV) {
+      const int64_t nk = Skv - j0 < BLOCK_KV ? Skv - j0 : BLOCK_KV;
+      attend_block<Vec>(pb, rw, kb.p + j0 * D, vb.p + j0 * Dp, j0, nk);
+    }
+    end_rows(pb, rw, b, g);
+  }
+  return true;
+}
+
 int fail(const temper_args* args, const char* message) {
   if (args->set_error) args->set_error(message);
   return 1;
@@ -502,84 +606,18 @@ TEMPER_EXPORT int temper_kernel(const temper_args* args) {
   const bool decode = S <= DECODE_MAX_S;
   const int64_t rows_total = S * pb.G;
   const int64_t block_rows = decode ? rows_total : (rows_total < BLOCK_M ? rows_total : BLOCK_M);
-  const int64_t Rp = round_up(block_rows, kW);
-  const int64_t Dp = round_up(D, static_cast<int64_t>(kPvVecs) * kW);
-  // Decode keeps the rows of every key/value head of a batch live at once and streams K and V
-  // in memory order ([b][j][g][:] is contiguous over g), so the hardware prefetcher sees one
-  // sequential stream; walking one head at a time would touch 2 KiB-strided rows, a new page
-  // every few rows, and wait on DRAM latency for each. Prefill widens one head at a time.
-  const int64_t heads = decode ? Nkv : 1;
-  const int64_t kv_rows = decode ? (Skv < BLOCK_KV ? Skv : BLOCK_KV) : Skv;
-
-  Buffer qt, st, o, m, l, alpha, lim, qrow, kb, vb;
-  if (!qt.allocate(heads * D * Rp) || !st.allocate(int64_t{BLOCK_KV} * Rp) || !o.allocate(heads * block_rows * Dp) ||
-      !m.allocate(heads * Rp) || !l.allocate(heads * Rp) || !alpha.allocate(heads * Rp) ||
-      !lim.allocate(heads * Rp) || !qrow.allocate(D) || !kb.allocate(heads * kv_rows * D) ||
-      !vb.allocate(heads * kv_rows * Dp)) {
-    return fail(args, "GQA: out of memory");
-  }
-  Rows rows[1];
-  Rows* rw_of = rows;
-  // One Rows per live head (heads is 1 for prefill); a small array on the heap for decode.
-  struct RowsArray {
-    Rows* p = nullptr;
-    ~RowsArray() { delete[] p; }
-  } many;
-  if (heads > 1) {
-    many.p = new (std::nothrow) Rows[static_cast<size_t>(heads)];
-    if (many.p == nullptr) return fail(args, "GQA: out of memory");
-    rw_of = many.p;
-  }
-  for (int64_t g = 0; g < heads; ++g) {
-    Rows& rw = rw_of[g];
-    rw.Dp = Dp;
-    rw.Qt = qt.p + g * D * Rp;
-    rw.St = st.p;
-    rw.O = o.p + g * block_rows * Dp;
-    rw.m = m.p + g * Rp;
-    rw.l = l.p + g * Rp;
-    rw.alpha = alpha.p + g * Rp;
-    rw.lim = lim.p + g * Rp;
-  }
-
-  auto kv_off = [](const temper_tensor& t, int64_t b, int64_t j, int64_t g) {
-    return b * t.strides[0] + j * t.strides[1] + g * t.strides[2];
-  };
-  for (int64_t b = 0; b < B; ++b) {
-    if (decode) {
-      for (int64_t g = 0; g < Nkv; ++g) begin_rows(pb, rw_of[g], b, g, 0, rows_total, qrow.p);
-      const int64_t max_lim = rw_of[0].max_lim; // the same for every head: it depends on positions only
-      for (int64_t j0 = 0; j0 < max_lim; j0 += BLOCK_KV) {
-        const int64_t nk = max_lim - j0 < BLOCK_KV ? max_lim - j0 : BLOCK_KV;
-        for (int64_t t = 0; t < nk; ++t) {
-          for (int64_t g = 0; g < Nkv; ++g) {
-            load_row(k, kv_off(k, b, j0 + t, g), D, kb.p + (g * kv_rows + t) * D, 1.0f);
-            load_row(v, kv_off(v, b, j0 + t, g), D, vb.p + (g * kv_rows + t) * Dp, 1.0f);
-          }
-        }
-        for (int64_t g = 0; g < Nkv; ++g) {
-          attend_block<Vec>(pb, rw_of[g], kb.p + g * kv_rows * D, vb.p + g * kv_rows * Dp, j0, nk);
-        }
-      }
-      for (int64_t g = 0; g < Nkv; ++g) end_rows(pb, rw_of[g], b, g);
-      continue;
-    }
-    Rows& rw = rw_of[0];
-    for (int64_t g = 0; g < Nkv; ++g) {
-      for (int64_t t = 0; t < Skv; ++t) {
-        load_row(k, kv_off(k, b, t, g), D, kb.p + t * D, 1.0f);
-        load_row(v, kv_off(v, b, t, g), D, vb.p + t * Dp, 1.0f);
-      }
-      for (int64_t first = 0; first < rows_total; first += block_rows) {
-        const int64_t R = rows_total - first < block_rows ? rows_total - first : block_rows;
-        begin_rows(pb, rw, b, g, first, R, qrow.p);
-        for (int64_t j0 = 0; j0 < rw.max_lim; j0 += BLOCK_KV) {
-          const int64_t nk = Skv - j0 < BLOCK_KV ? Skv - j0 : BLOCK_KV;
-          attend_block<Vec>(pb, rw, kb.p + j0 * D, vb.p + j0 * Dp, j0, nk);
-        }
-        end_rows(pb, rw, b, g);
-      }
-    }
-  }
+  // The work is units of (batch, key/value head) for decode, (batch, head, block of rows) for
+  // prefill; with more than one thread each takes a contiguous share of them (buffers of its own),
+  // when the problem has at least PAR_MIN_MFLOP million flops (2 per multiply-add, both matmuls).
+  const int64_t blocks = decode ? 1 : (rows_total + block_rows - 1) / block_rows;
+  const int64_t units = B * Nkv * blocks;
+  const double flops = 4.0 * static_cast<double>(B) * static_cast<double>(Nq) * static_cast<double>(S) * static_cast<double>(Skv) *
+                       static_cast<double>(D);
+  const int threads = args->num_threads > 1 && flops >= PAR_MIN_MFLOP * 1e6 ? args->num_threads : 1;
+  bool out_of_memory = false;
+  temper_parallel::parallel_for(threads, units, [&](int64_t u0, int64_t u1) {
+    if (!attend_share(pb, decode, rows_total, block_rows, blocks, Nkv, u0, u1)) out_of_memory = true;
+  });
+  if (out_of_memory) return fail(args, "GQA: out of memory");
   return 0;
 }

@@ -17,6 +17,7 @@
 // temper: knob BF16_CVT = 0 in {0, 1}
 // temper: knob HALF_EXP_DEGREE = 6 in {3, 4, 6}
 // temper: knob BF16_PAIRS = 0 in {0, 1}
+// temper: knob PAR_MIN_KB = 256 in {64, 256, 1024, 4096}
 // temper: knob-constraint NT_STORES == 1 || NT_MIN_MB == 16
 // temper: knob-constraint BF16_PAIRS == 0 || BF16_CVT == 1
 //
@@ -32,9 +33,14 @@
 // 32 elements at a time as their even and odd halves (a bf16 is the top half of an fp32, so a
 // shift and a mask widen them, with no cross-lane unpacking) and write them back with one
 // two-vector rounding and one permute; it rounds with the AVX512-BF16 instruction, hence the
-// constraint.
+// constraint. PAR_MIN_KB: with more than one thread (temper.yaml's threads, args->num_threads),
+// inputs of at least this many KiB are split between the threads: whole rows when there are at
+// least as many rows as threads, else 64-element column blocks of every row (a single long row),
+// pairs for [N, 2]; smaller inputs stay on the calling thread, where waking the others would
+// cost more than it saves. The threads are temper/parallel.h's pool: asleep between calls.
 #include <temper/half.h>
 #include <temper/kernel.h>
+#include <temper/parallel.h>
 
 #include <cmath>
 #include <cstdint>
@@ -67,6 +73,9 @@
 #endif
 #ifndef BF16_PAIRS
 #define BF16_PAIRS 0
+#endif
+#ifndef PAR_MIN_KB
+#define PAR_MIN_KB 256
 #endif
 #if BF16_PAIRS && defined(__AVX512BF16__)
 #define SWIGLU_BF16_PAIRS 1
@@ -275,12 +284,13 @@ struct Prefetcher {
   }
 };
 
-// One row: out[j] = f(x0[j], x1[j]) for j < half.
+// One row: out[j] = f(x0[j], x1[j]) for j < half. `prefetch`: carry software prefetch into the
+// following rows (x1 = x0 + half elements, rows 2 * half apart); off for a part of a row.
 template <int32_t D, bool Stream>
-void row(const void* x0, const void* x1, void* out, int64_t half) {
+void row(const void* x0, const void* x1, void* out, int64_t half, bool prefetch = true) {
   constexpr int64_t kStep = kStepElems<D>;
   constexpr bool kPairs = D == TEMPER_BF16 && SWIGLU_BF16_PAIRS;
-  Prefetcher pf(x0, half * kElemBytes(D), half >= kStep);
+  Prefetcher pf(x0, half * kElemBytes(D), prefetch && half >= kStep);
   const auto* in0 = static_cast<const char*>(x0);
   const auto* in1 = static_cast<const char*>(x1);
   int64_t j = 0;
@@ -324,9 +334,8 @@ void row(const void* x0, const void* x1, void* out, int64_t half) {
 }
 
 template <int32_t D>
-void rows(const void* in, void* out, int64_t outer, int64_t half) {
+void rows(const void* in, void* out, int64_t outer, int64_t half, bool stream) {
   const int64_t eb = kElemBytes(D);
-  const bool stream = NT_STORES && outer * half * eb >= (int64_t{NT_MIN_MB} << 20);
   for (int64_t r = 0; r < outer; ++r) {
     const char* x0 = static_cast<const char*>(in) + r * 2 * half * eb;
     char* y = static_cast<char*>(out) + r * half * eb;
@@ -358,12 +367,41 @@ void deinterleave(const void* in, void* out, int64_t n) {
   }
 }
 
+// Columns [c0, c1) of every row: a share of rows too few to split by row.
 template <int32_t D>
-void contiguous(const void* in, void* out, int64_t outer, int64_t half) {
+void column_block(const void* in, void* out, int64_t outer, int64_t half, int64_t c0, int64_t c1, bool stream) {
+  const int64_t eb = kElemBytes(D);
+  for (int64_t r = 0; r < outer; ++r) {
+    const char* x0 = static_cast<const char*>(in) + (r * 2 * half + c0) * eb;
+    char* y = static_cast<char*>(out) + (r * half + c0) * eb;
+    if (stream) {
+      row<D, true>(x0, x0 + half * eb, y, c1 - c0, false);
+    } else {
+      row<D, false>(x0, x0 + half * eb, y, c1 - c0, false);
+    }
+  }
+  if (stream) _mm_sfence();
+}
+
+template <int32_t D>
+void contiguous(const void* in, void* out, int64_t outer, int64_t half, int threads) {
+  const int64_t eb = kElemBytes(D);
+  const bool stream = NT_STORES && outer * half * eb >= (int64_t{NT_MIN_MB} << 20);
+  if (outer * 2 * half * eb < (int64_t{PAR_MIN_KB} << 10)) threads = 1;
+  const char* src = static_cast<const char*>(in);
+  char* dst = static_cast<char*>(out);
   if (half == 1) {
-    deinterleave<D>(in, out, outer);
+    temper_parallel::parallel_for(threads, (outer + 15) / 16, [&](int64_t b, int64_t e) {
+      deinterleave<D>(src + b * 32 * eb, dst + b * 16 * eb, std::min(e * 16, outer) - b * 16);
+    });
+  } else if (outer >= 8 * int64_t{threads}) { // whole rows, nearly balanced
+    temper_parallel::parallel_for(threads, outer, [&](int64_t b, int64_t e) {
+      rows<D>(src + b * 2 * half * eb, dst + b * half * eb, e - b, half, stream);
+    });
   } else {
-    rows<D>(in, out, outer, half);
+    temper_parallel::parallel_for(threads, (half + 63) / 64, [&](int64_t b, int64_t e) {
+      column_block<D>(in, out, outer, half, b * 64, std::min(e * 64, half), stream);
+    });
   }
 }
 
@@ -431,10 +469,11 @@ TEMPER_EXPORT int temper_kernel(const temper_args* args) {
     int64_t outer = 1, half = out.shape[dim];
     for (int32_t k = 0; k < dim; ++k) outer *= in.shape[k];
     for (int32_t k = static_cast<int32_t>(dim) + 1; k < rank; ++k) half *= in.shape[k];
+    const int threads = args->num_threads > 1 ? args->num_threads : 1;
     switch (dtype) {
-    case TEMPER_F16: contiguous<TEMPER_F16>(in.data, out.data, outer, half); break;
-    case TEMPER_BF16: contiguous<TEMPER_BF16>(in.data, out.data, outer, half); break;
-    default: contiguous<TEMPER_F32>(in.data, out.data, outer, half); break;
+    case TEMPER_F16: contiguous<TEMPER_F16>(in.data, out.data, outer, half, threads); break;
+    case TEMPER_BF16: contiguous<TEMPER_BF16>(in.data, out.data, outer, half, threads); break;
+    default: contiguous<TEMPER_F32>(in.data, out.data, outer, half, threads); break;
     }
     return 0;
   }
