@@ -138,6 +138,10 @@ int check_sample_size(double fraction, double confidence);
 // 2 ms plus 2% of the arm's kernel time (scheduling, a runtime's housekeeping); the judge adds
 // twice what the reference's threads spent per call in the same job (the harness's own share).
 double work_outside_allowance(double kernel_seconds_total);
+// The harness's own CPU time outside a call, per call, where the reference arm cannot measure it
+// (a reference in another runner): the worker's threads woken by the stop and continue around
+// every call of the other arm.
+inline constexpr double kHarnessOutsideCallPerCall = 1e-4;
 
 // What the judge saw of one arm's worker besides its kernel times.
 struct ArmActivity {

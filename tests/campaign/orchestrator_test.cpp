@@ -723,7 +723,8 @@ TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
   ASSERT_TRUE(first.has_value()) << first.error().message;
   EXPECT_EQ(rig.judge.calls.size(), before + 2);
   EXPECT_TRUE(rig.judge.calls.back().torch);
-  EXPECT_TRUE(rig.judge.calls.back().reference_seconds.empty()) << "R0's times are not PyTorch's";
+  EXPECT_EQ(rig.judge.calls.back().reference_seconds, rig.judge.calls[before].reference_seconds)
+      << "R0's times raise the cap against PyTorch as against R0";
   EXPECT_NE((*first)["torch"]["note"].get<std::string>().find("no golden environment"), std::string::npos);
   EXPECT_NE(format_final_summary(*first).find("PyTorch: not timed against PyTorch: no golden environment"), std::string::npos);
 
