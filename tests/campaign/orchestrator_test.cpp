@@ -703,17 +703,24 @@ TEST(FinalReportTest, JudgesFinalReferenceAgainstStartOnce) {
   EXPECT_EQ(t2->judge_runs, t->judge_runs);
 }
 
+// A campaign of two rounds that promoted a kernel, run to its end: what a final report judges.
+std::unique_ptr<Orchestrator> finished_two_round_campaign(Rig& rig) {
+  script_two_rounds(rig.student);
+  CampaignConfig c = test_config(rig.task, 1);
+  c.triggers.rejections = 2;
+  auto o = rig.create(c);
+  if (!o || !o->run()) return nullptr;
+  return o;
+}
+
 // Where the task has a PyTorch function, the final kernel is timed against it too: the same
 // cases and tier, the reference arm PyTorch, a "vs PyTorch" column per case and a geomean line.
 // Each judgement is stored with the reference it judged, so a report that died after the first
 // (summary.json not yet written) judges only the second again.
 TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
   Rig rig(std::vector<json>{test_plan("rows"), test_plan("blocks")});
-  script_two_rounds(rig.student);
-  CampaignConfig c = test_config(rig.task, 1);
-  c.triggers.rejections = 2;
-  auto o = rig.create(c);
-  ASSERT_TRUE(o->run());
+  auto o = finished_two_round_campaign(rig);
+  ASSERT_TRUE(o);
   const size_t before = rig.judge.calls.size();
   FinalReportOptions opts;
   opts.vs_torch = true;
@@ -760,11 +767,8 @@ TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
 // own default thread count: a second column, a second geomean line, its own report file.
 TEST(FinalReportTest, TimesPyTorchAtOneThreadAndAtItsDefaultThreadCount) {
   Rig rig(std::vector<json>{test_plan("rows"), test_plan("blocks")});
-  script_two_rounds(rig.student);
-  CampaignConfig c = test_config(rig.task, 1);
-  c.triggers.rejections = 2;
-  auto o = rig.create(c);
-  ASSERT_TRUE(o->run());
+  auto o = finished_two_round_campaign(rig);
+  ASSERT_TRUE(o);
   const size_t before = rig.judge.calls.size();
   FinalReportOptions opts;
   opts.vs_torch = true;
