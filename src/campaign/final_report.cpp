@@ -61,17 +61,22 @@ void add_torch_columns(json& rows, const json& torch_rows, const std::string& ke
 // The PyTorch arms of the final report: PyTorch at one thread, and at its own default thread
 // count (what a user who sets nothing runs) where more than one CPU is there to use.
 struct TorchArm {
-  std::string key;   // summary key and per-case column prefix
-  int threads;       // JudgeCall::torch_threads
-  std::string file;  // under final/
-  std::string label; // ledger label
+  const char* key;    // summary key and per-case column prefix
+  int threads;        // JudgeCall::torch_threads
+  const char* file;   // under final/
+  const char* label;  // ledger label
+  const char* head;   // the terminal summary's column
+  const char* suffix; // after the reference's name in its geomean line
+};
+constexpr TorchArm kTorchArms[] = {
+    {"torch", 1, "torch_report.json", "final-torch", "vs PyTorch", ""},
+    {"torch_default", 0, "torch_default_report.json", "final-torch-default", "vs PyTorch*", " (* PyTorch's default threads)"},
 };
 
 std::vector<TorchArm> torch_arms(const FinalReportOptions& options) {
   std::vector<TorchArm> arms;
-  if (!options.vs_torch) return arms;
-  arms.push_back({"torch", 1, "torch_report.json", "final-torch"});
-  if (options.torch_default_threads) arms.push_back({"torch_default", 0, "torch_default_report.json", "final-torch-default"});
+  for (const TorchArm& arm : kTorchArms)
+    if (options.vs_torch && (arm.threads != 0 || options.torch_default_threads)) arms.push_back(arm);
   return arms;
 }
 
@@ -257,23 +262,23 @@ std::string format_final_summary(const json& s) {
                        s.value("confirmation_jobs", 0));
     // The PyTorch arms that were timed: one thread, then PyTorch's default thread count.
     struct Column {
-      std::string key, head;
-      json arm;
+      TorchArm arm;
+      json summary;
     };
     std::vector<Column> torch_columns;
-    for (const auto& [key, head] : {std::pair<std::string, std::string>{"torch", "vs PyTorch"}, {"torch_default", "vs PyTorch*"}}) {
-      const json arm = s.value(key, json::object());
-      if (arm.contains("geomean_speedup") || arm.contains("verdicts")) torch_columns.push_back({key, head, arm});
+    for (const TorchArm& arm : kTorchArms) {
+      const json a = s.value(arm.key, json::object());
+      if (a.contains("geomean_speedup") || a.contains("verdicts")) torch_columns.push_back({arm, a});
     }
     std::string head = fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}", "case", "status", "speedup", "95% interval", "verdict", "roofline");
-    for (const auto& col : torch_columns) head += fmt::format("  {:>11} {:>17}  {:<10}", col.head, "95% interval", "verdict");
+    for (const auto& col : torch_columns) head += fmt::format("  {:>11} {:>17}  {:<10}", col.arm.head, "95% interval", "verdict");
     out += head + "\n";
     for (const auto& c : s.value("cases", json::array())) {
       std::string line = fmt::format("  {:>4}  {:<22} {:>8} {:>17}  {:<10} {:>9}", c.value("case_id", int64_t{0}), c.value("status", ""),
                                      speedup_text(c, "speedup"), interval_text(c, "ci"), verdict_text(c, "verdict", "confirmed"),
                                      roofline_text(c));
       for (const auto& col : torch_columns) {
-        const std::string k = col.key;
+        const std::string k = col.arm.key;
         line += fmt::format("  {:>11} {:>17}  {:<10}", speedup_text(c, (k + "_speedup").c_str()), interval_text(c, (k + "_ci").c_str()),
                             c.contains(k + "_status") ? c.value(k + "_status", "")
                                                       : verdict_text(c, (k + "_verdict").c_str(), (k + "_confirmed").c_str()));
@@ -284,13 +289,13 @@ std::string format_final_summary(const json& s) {
     out += fmt::format("geomean speedup over R0: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {} (? = not confirmed)\n", geomean_text(s),
                        v.value("FASTER", 0), v.value("SLOWER", 0), v.value("SAME", 0), v.value("AMBIGUOUS", 0));
     for (const auto& col : torch_columns) {
-      const json& tv = col.arm.value("verdicts", json::object());
-      out += fmt::format("geomean speedup over {}{}: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n", col.arm.value("reference", "PyTorch"),
-                         col.key == "torch_default" ? " (* PyTorch's default threads)" : "", geomean_text(col.arm), tv.value("FASTER", 0),
-                         tv.value("SLOWER", 0), tv.value("SAME", 0), tv.value("AMBIGUOUS", 0));
+      const json& tv = col.summary.value("verdicts", json::object());
+      out += fmt::format("geomean speedup over {}{}: {}; FASTER {}, SLOWER {}, SAME {}, AMBIGUOUS {}\n", col.summary.value("reference", "PyTorch"),
+                         col.arm.suffix, geomean_text(col.summary), tv.value("FASTER", 0), tv.value("SLOWER", 0), tv.value("SAME", 0),
+                         tv.value("AMBIGUOUS", 0));
     }
-    for (const char* key : {"torch", "torch_default"})
-      if (s.value(key, json::object()).contains("note")) out += "PyTorch: " + s[key].value("note", "") + "\n";
+    for (const TorchArm& arm : kTorchArms)
+      if (s.value(arm.key, json::object()).contains("note")) out += "PyTorch: " + s[arm.key].value("note", "") + "\n";
     if (s.contains("note")) out += s.value("note", "") + "\n";
   }
   if (s.contains("status")) {

@@ -496,8 +496,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
           if (loaded.empty()) loaded = job.result.reference_worker;
     report.context["reference"] = {{"torch", loaded.substr(0, loaded.find(';'))},
                                    {"function", torch_ref->source.string()},
-                                   {"threads", torch_threads}};
-    if (torch_threads == 0) report.context["reference"]["threads"] = "default";
+                                   {"threads", torch_threads == 0 ? nlohmann::json("default") : nlohmann::json(torch_threads)}};
   }
   report.context["backend"] = backend.facts;
   return report;
