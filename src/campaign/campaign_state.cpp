@@ -63,7 +63,8 @@ json CampaignConfig::to_json() const {
           {"initial_reference", initial_reference},
           {"sandbox", sandbox},
           {"vs_torch", vs_torch},
-          {"target", target}};
+          {"target", target},
+          {"executor", executor.to_json()}};
 }
 
 Expected<CampaignConfig> CampaignConfig::from_json(const json& j) {
@@ -90,6 +91,7 @@ Expected<CampaignConfig> CampaignConfig::from_json(const json& j) {
     c.sandbox = j.value("sandbox", true);
     c.vs_torch = j.value("vs_torch", true);
     c.target = j.value("target", json::object());
+    TEMPER_TRY_ASSIGN(c.executor, exec::ExecutorSettings::from_json(j.value("executor", json())));
     return c;
   } catch (const json::exception& e) {
     return fail("campaign.json: config: {}", e.what());

@@ -3,6 +3,7 @@
 // Written atomically after every state change; `temper resume` starts from it.
 #pragma once
 
+#include "exec/slurm_client.h"
 #include "util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -71,6 +72,8 @@ struct CampaignConfig {
   // task has one (`temper run --no-vs-torch` leaves it out).
   bool vs_torch = true;
   nlohmann::json target;          // the fingerprint of the machine the campaign runs on
+  // Where its judge runs go (`--executor slurm ...`, docs/scale-out.md); absent in older campaigns: local.
+  exec::ExecutorSettings executor;
 
   nlohmann::json to_json() const;
   static Expected<CampaignConfig> from_json(const nlohmann::json& j);

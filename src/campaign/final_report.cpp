@@ -97,8 +97,9 @@ Expected<JudgeOutcome> judge_once(const fs::path& dir, const fs::path& file, con
   const ReportSummary sm = summarize_report(out.report);
   TEMPER_TRY_ASSIGN(Ledger ledger, Ledger::open(dir / "ledger.sqlite"));
   JudgeRunRow row{fmt::format("{}-{}", label, final_ref), round, "", 0, "final", "gate", sm.cases, sm.wall_seconds,
-                  sm.compile_seconds, sm.confirm_seconds, /*turn: after the campaign*/ ""};
+                  sm.compile_seconds, sm.confirm_seconds, /*turn: after the campaign*/ "", sm.queue_seconds};
   TEMPER_TRY(ledger.add(row).map([](bool) {}));
+  for (const auto& job : cluster_job_rows(row.key, out.report)) TEMPER_TRY(ledger.add(job).map([](bool) {}));
   return out;
 }
 

@@ -33,9 +33,33 @@ bool ReportSummary::gate_faster() const {
          ambiguous == 0 && faster > 0 && speedup && *speedup > 1;
 }
 
+std::vector<ClusterJobRow> cluster_job_rows(const std::string& judge_run_key, const json& report) {
+  std::vector<ClusterJobRow> rows;
+  if (!report.contains("executor") || !report["executor"].is_object()) return rows;
+  for (const auto& job : report["executor"].value("jobs", json::array())) {
+    const std::string key = job.value("job", "");
+    for (const auto& a : job.value("attempts", json::array())) {
+      ClusterJobRow r;
+      r.submission = a.value("number", 1);
+      r.key = fmt::format("{}-{}-{}", judge_run_key, key, r.submission);
+      r.judge_run = judge_run_key;
+      r.job = key;
+      r.slurm_id = a.value("slurm_id", "");
+      r.state = a.value("state", "");
+      r.node = a.value("node", "");
+      r.queue_seconds = num(a, "queue_seconds");
+      r.run_seconds = num(a, "run_seconds");
+      r.note = a.value("note", "");
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
 ReportSummary summarize_report(const json& report) {
   ReportSummary s;
   s.kind = report.value("kind", "");
+  if (report.contains("executor") && report["executor"].is_object()) s.queue_seconds = num(report["executor"], "queue_seconds");
   const json& timing = report.contains("timing") ? report["timing"] : json();
   if (s.kind == "temper.probe.report") {
     const json& vs = report.value("variants", json::array());

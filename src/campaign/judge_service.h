@@ -7,6 +7,7 @@
 
 #include "build/compiler.h"
 #include "campaign/campaign_state.h"
+#include "campaign/ledger.h"
 #include "campaign/reference_store.h"
 #include "judge/paired.h"
 #include "judge/roofline.h"
@@ -67,6 +68,9 @@ public:
   // The sealed reference's disassembly summary (text), for the Teacher: its artifact for
   // call.cases[0] (or the task's first case).
   virtual Expected<std::string> disassemble(const JudgeCall& call) = 0;
+  // Whether this call (probe: probe_grid) was handed to a cluster before and can be waited for
+  // or read back: `temper resume` then runs the step again instead of calling it interrupted.
+  virtual bool has_job(const JudgeCall& /*call*/, bool /*probe*/) const { return false; }
 };
 
 // Names `ref` as the call's sealed reference.
@@ -97,6 +101,7 @@ struct ReportSummary {
   bool compile_cache_hit = true;
   double confirm_seconds = 0;
   std::string best_variant;          // probe grid
+  double queue_seconds = 0;          // a cluster's queue and resubmissions (report's "executor"), not in wall_seconds
 
   // The confirmed gate verdict FASTER that promotion asks for: a gate with confirmation jobs,
   // every case passed, every timed case confirmed, none SLOWER or AMBIGUOUS, at least one
@@ -105,6 +110,10 @@ struct ReportSummary {
 };
 
 ReportSummary summarize_report(const nlohmann::json& report);
+
+// The ledger rows of a report's cluster submissions ("executor" of a report a cluster ran; none
+// for a local run), keyed under the judge run's key.
+std::vector<ClusterJobRow> cluster_job_rows(const std::string& judge_run_key, const nlohmann::json& report);
 
 // Shapes a timed run to fit `limit_s`: the per-arm cap shrinks so that cases x jobs x 2 arms x
 // cap plus a fixed allowance per case stays within the limit. Error when even a 0.05 s cap does

@@ -14,14 +14,14 @@ namespace {
 
 const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '2');
+INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '3');
 CREATE TABLE IF NOT EXISTS compiles (
   key TEXT PRIMARY KEY, time TEXT NOT NULL, round INTEGER, attempt INTEGER, label TEXT,
   seconds REAL NOT NULL, cache_hit INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS judge_runs (
   key TEXT PRIMARY KEY, time TEXT NOT NULL, round INTEGER, milestone TEXT, attempt INTEGER, op TEXT NOT NULL,
   tier TEXT, cases INTEGER, seconds REAL NOT NULL, compile_seconds REAL NOT NULL, confirm_seconds REAL NOT NULL,
-  turn TEXT);
+  turn TEXT, queue_seconds REAL NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS agent_turns (
   key TEXT PRIMARY KEY, time TEXT NOT NULL, round INTEGER, role TEXT NOT NULL, purpose TEXT, agent TEXT,
   seconds REAL NOT NULL, input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, exit_code INTEGER,
@@ -32,6 +32,9 @@ CREATE TABLE IF NOT EXISTS revisions (
 CREATE TABLE IF NOT EXISTS promotions (
   key TEXT PRIMARY KEY, time TEXT NOT NULL, round INTEGER, promoted INTEGER NOT NULL, attempt INTEGER,
   reference_id TEXT, speedup REAL, note TEXT);
+CREATE TABLE IF NOT EXISTS cluster_jobs (
+  key TEXT PRIMARY KEY, time TEXT NOT NULL, judge_run TEXT, job TEXT, slurm_id TEXT, submission INTEGER,
+  state TEXT, node TEXT, queue_seconds REAL, run_seconds REAL, note TEXT);
 )sql";
 
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
@@ -107,6 +110,7 @@ Status create_or_migrate(sqlite3* db) {
       // Old rows keep NULL: which turn they ran in was not recorded (totals() says how they count).
       TEMPER_TRY(exec(db, "ALTER TABLE judge_runs ADD COLUMN turn TEXT"));
     }
+    if (version < 3) TEMPER_TRY(exec(db, "ALTER TABLE judge_runs ADD COLUMN queue_seconds REAL NOT NULL DEFAULT 0"));
     const std::string set = fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'", kLedgerSchemaVersion);
     return exec(db, set.c_str());
   };
@@ -156,9 +160,17 @@ Expected<bool> Ledger::add(const CompileRow& r) {
 Expected<bool> Ledger::add(const JudgeRunRow& r) {
   return insert(m_db,
                 "INSERT OR IGNORE INTO judge_runs (key, time, round, milestone, attempt, op, tier, cases, seconds, "
-                "compile_seconds, confirm_seconds, turn) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "compile_seconds, confirm_seconds, turn, queue_seconds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 {r.key, judge::utc_now(), int64_t{r.round}, r.milestone, int64_t{r.attempt}, r.op, r.tier,
-                 int64_t{r.cases}, r.seconds, r.compile_seconds, r.confirm_seconds, r.turn});
+                 int64_t{r.cases}, r.seconds, r.compile_seconds, r.confirm_seconds, r.turn, r.queue_seconds});
+}
+
+Expected<bool> Ledger::add(const ClusterJobRow& r) {
+  return insert(m_db,
+                "INSERT OR IGNORE INTO cluster_jobs (key, time, judge_run, job, slurm_id, submission, state, node, queue_seconds, "
+                "run_seconds, note) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                {r.key, judge::utc_now(), r.judge_run, r.job, r.slurm_id, int64_t{r.submission}, r.state, r.node, r.queue_seconds,
+                 r.run_seconds, r.note});
 }
 
 Expected<bool> Ledger::add(const AgentTurnRow& r) {
@@ -179,7 +191,8 @@ Expected<bool> Ledger::add(const PromotionRow& r) {
 }
 
 Expected<bool> Ledger::has(const std::string& table, const std::string& key) const {
-  if (table != "compiles" && table != "judge_runs" && table != "agent_turns" && table != "revisions" && table != "promotions") {
+  if (table != "compiles" && table != "judge_runs" && table != "agent_turns" && table != "revisions" && table != "promotions" &&
+      table != "cluster_jobs") {
     return fail("ledger: unknown table '{}'", table);
   }
   const std::string sql = "SELECT 1 FROM " + table + " WHERE key = ?";
@@ -281,6 +294,11 @@ Expected<LedgerTotals> Ledger::totals() const {
                    [&](Statement& st) { own -= column_double(st, 0); }));
   t.agent_own_s = std::max(0.0, own);
   t.agent_judge_s = t.agent_s - t.agent_own_s;
+  TEMPER_TRY(query("SELECT COALESCE(SUM(queue_seconds),0) FROM judge_runs", [&](Statement& st) { t.queue_s = column_double(st, 0); }));
+  TEMPER_TRY(query("SELECT COUNT(*), COALESCE(SUM(state <> 'COMPLETED'),0) FROM cluster_jobs", [&](Statement& st) {
+    t.cluster_jobs = sqlite3_column_int(st.get(), 0);
+    t.cluster_failed = sqlite3_column_int(st.get(), 1);
+  }));
   TEMPER_TRY(query("SELECT COUNT(*) FROM revisions", [&](Statement& st) { t.revisions = sqlite3_column_int(st.get(), 0); }));
   TEMPER_TRY(query("SELECT COALESCE(SUM(promoted),0) FROM promotions", [&](Statement& st) { t.promotions = sqlite3_column_int(st.get(), 0); }));
   return t;

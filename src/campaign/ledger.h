@@ -3,7 +3,9 @@
 // crash (resume) inserts nothing twice; each insert is its own durable transaction.
 //
 // Schema 2 added judge_runs.turn, the agent turn a harness request ran inside; opening a
-// schema 1 ledger adds the column (its old rows keep NULL there).
+// schema 1 ledger adds the column (its old rows keep NULL there). Schema 3 added
+// judge_runs.queue_seconds and the cluster_jobs table (judge runs sent to Slurm,
+// docs/scale-out.md); older rows read 0 there.
 #pragma once
 
 #include "util/error.h"
@@ -20,7 +22,7 @@ struct sqlite3;
 
 namespace temper::campaign {
 
-inline constexpr int kLedgerSchemaVersion = 2;
+inline constexpr int kLedgerSchemaVersion = 3;
 
 struct CompileRow {
   std::string key;
@@ -45,6 +47,21 @@ struct JudgeRunRow {
   double compile_seconds = 0; // included in seconds
   double confirm_seconds = 0; // included in seconds
   std::string turn;           // the AgentTurnRow key whose harness request ran it; empty: the orchestrator's own
+  double queue_seconds = 0;   // waiting for a cluster (queue, resubmissions), not in seconds
+};
+
+// One submission of a judge run to a cluster: every one is recorded, the ones resubmitted too.
+struct ClusterJobRow {
+  std::string key;          // JUDGE_RUN_KEY-JOB-N
+  std::string judge_run;    // the JudgeRunRow key
+  std::string job;          // the job's key (CAMPAIGN/jobs/JOB)
+  std::string slurm_id;
+  int submission = 1;
+  std::string state;        // COMPLETED, FAILED, PREEMPTED, VANISHED, CANCELLED, ...
+  std::string node;
+  double queue_seconds = 0;
+  double run_seconds = 0;
+  std::string note;         // why a submission brought no result
 };
 
 struct AgentTurnRow {
@@ -102,6 +119,9 @@ struct LedgerTotals {
   double agent_own_s = 0;    // agent_s - agent_judge_s: the agents' own time
   double agent_cost_usd = 0;
   int64_t tokens = 0;
+  double queue_s = 0;        // waiting for a cluster's nodes: not judge time, not the agents'
+  int cluster_jobs = 0;      // submissions to a cluster
+  int cluster_failed = 0;    // of those, the ones that brought no result (submitted again, or the step failed)
 };
 
 class Ledger {
@@ -119,6 +139,7 @@ public:
   Expected<bool> add(const AgentTurnRow& r);
   Expected<bool> add(const RevisionRow& r);
   Expected<bool> add(const PromotionRow& r);
+  Expected<bool> add(const ClusterJobRow& r);
 
   Expected<bool> has(const std::string& table, const std::string& key) const;
   // Revisions and promotions with the UTC time each was recorded, in the order recorded (the

@@ -315,8 +315,9 @@ Status Orchestrator::prepare_teacher_workspace() {
     }
     const ReportSummary s = summarize_report(out.report);
     JudgeRunRow row{fmt::format("R{}-reference-times", m_file.state.round), m_file.state.round, "", 0, "ref-time", "correctness",
-                    s.cases, s.wall_seconds, s.compile_seconds, 0, /*turn: the orchestrator's own*/ ""};
+                    s.cases, s.wall_seconds, s.compile_seconds, 0, /*turn: the orchestrator's own*/ "", s.queue_seconds};
     TEMPER_TRY(m_ledger->add(row).map([](bool) {}));
+    for (const auto& job : cluster_job_rows(row.key, out.report)) TEMPER_TRY(m_ledger->add(job).map([](bool) {}));
     TEMPER_TRY(util::write_file_atomic(refdir / "times.json",
                                        json{{"schema_version", 1}, {"reference", ref.id}, {"measured_by", "temper judge (correctness trials, median kernel seconds: wall and the calling thread's CPU time)"}, {"cases", times}}.dump(2) + "\n"));
   }

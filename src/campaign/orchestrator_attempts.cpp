@@ -181,10 +181,6 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
       json report;
       if (fs::exists(file)) {
         TEMPER_TRY_ASSIGN(report, util::read_json(file)); // a finished run is never repeated
-      } else if (resuming) {
-        status = "interrupted";
-        result["reasons"].push_back("temper stopped while the judge ran; this attempt was not judged: submit again");
-        break;
       } else {
         JudgeCall call;
         call.task_dir = m_file.config.task_dir;
@@ -199,7 +195,15 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
         call.grid = step.value("grid", std::vector<std::string>());
         call.variants = step.value("variants", std::vector<std::map<std::string, std::string>>());
         call.time_limit_s = m_file.config.budgets.job_s;
-        auto out = call.grid.empty() && call.variants.empty() ? m_deps.judge->judge(call) : m_deps.judge->probe_grid(call);
+        const bool probe = !call.grid.empty() || !call.variants.empty();
+        // A run handed to a cluster before temper stopped is waited for or read back; one that
+        // ran here is gone with the process that ran it.
+        if (resuming && !m_deps.judge->has_job(call, probe)) {
+          status = "interrupted";
+          result["reasons"].push_back("temper stopped while the judge ran; this attempt was not judged: submit again");
+          break;
+        }
+        auto out = probe ? m_deps.judge->probe_grid(call) : m_deps.judge->judge(call);
         if (!out) {
           status = "error";
           result["reasons"].push_back("the judge could not run: " + out.error().message);
@@ -290,8 +294,10 @@ Status Orchestrator::apply_attempt(int n) {
     TEMPER_TRY_ASSIGN(json report, util::read_json(dir / name.get<std::string>()));
     const ReportSummary sm = summarize_report(report);
     const std::string key = fmt::format("R{}-A{:04}-{}", s.round, n, name.get<std::string>());
-    JudgeRunRow jr{key, s.round, milestone, n, op, sm.tier, sm.cases, sm.wall_seconds, sm.compile_seconds, sm.confirm_seconds, m_turn_key};
+    JudgeRunRow jr{key, s.round, milestone, n, op, sm.tier, sm.cases, sm.wall_seconds, sm.compile_seconds, sm.confirm_seconds, m_turn_key,
+                   sm.queue_seconds};
     TEMPER_TRY(m_ledger->add(jr).map([](bool) {}));
+    for (const auto& job : cluster_job_rows(key, report)) TEMPER_TRY(m_ledger->add(job).map([](bool) {}));
     CompileRow cr{key + "-compile", s.round, n, "candidate", sm.compile_seconds, sm.compile_cache_hit};
     TEMPER_TRY(m_ledger->add(cr).map([](bool) {}));
   }
@@ -552,8 +558,9 @@ HarnessResponse Orchestrator::handle_teacher(const HarnessRequest& r) {
     if (!out) return reply(false, out.error().message);
     const ReportSummary sm = summarize_report(out->report);
     JudgeRunRow row{fmt::format("R{}-ref-time-{}-{}", s.round, judge::utc_now(), ++m_ref_ops), s.round, "", 0, "ref-time",
-                    "correctness", sm.cases, sm.wall_seconds, sm.compile_seconds, 0, m_turn_key};
+                    "correctness", sm.cases, sm.wall_seconds, sm.compile_seconds, 0, m_turn_key, sm.queue_seconds};
     (void)m_ledger->add(row);
+    for (const auto& job : cluster_job_rows(row.key, out->report)) (void)m_ledger->add(job);
     json times = json::array();
     std::string msg = "reference kernel seconds (median over correctness trials):";
     for (const auto& c : out->report.value("cases", json::array())) {

@@ -1,4 +1,5 @@
 // `temper run TASK`, `temper resume CAMPAIGN`, `temper status CAMPAIGN`: campaigns (docs/campaigns.md).
+#include "campaign/cluster_judge_service.h"
 #include "campaign/final_report.h"
 #include "campaign/orchestrator.h"
 #include "campaign/planfile_teacher.h"
@@ -14,6 +15,7 @@
 #include "judge/seal.h"
 #include "kb/store.h"
 #include "report/campaign_html.h"
+#include "util/clock.h"
 #include "util/fs.h"
 #include "util/process.h"
 
@@ -62,6 +64,7 @@ struct RunArgs {
   bool no_vs_torch = false;
   bool quiet = false;
   std::string threads; // empty: temper.yaml's
+  exec::ExecutorSettings executor;
 };
 
 // "90", "90s", "30m", "4h" -> seconds.
@@ -145,6 +148,37 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
   deps.roofline = roofline_for(task_dir, threads);
   deps.progress = quiet ? nullptr : &std::cerr;
   return deps;
+}
+
+// The campaign's way to the judge: here, or a Slurm cluster's nodes (docs/scale-out.md) with
+// disassembly still done here.
+struct CampaignJudge {
+  std::unique_ptr<campaign::RealJudgeService> local;
+  util::SteadyClock clock;
+  std::unique_ptr<exec::SlurmClient> slurm;
+  std::unique_ptr<exec::ClusterExecutor> executor;
+  std::unique_ptr<campaign::ClusterJudgeService> cluster;
+
+  campaign::JudgeService& service() { return cluster ? static_cast<campaign::JudgeService&>(*cluster) : *local; }
+};
+
+Expected<std::unique_ptr<CampaignJudge>> make_campaign_judge(const CampaignConfig& c, const fs::path& dir, bool quiet) {
+  auto j = std::make_unique<CampaignJudge>();
+  j->local = std::make_unique<campaign::RealJudgeService>(c.judge, util::default_process_runner(), TEMPER_VERSION);
+  if (!c.executor.slurm()) return j;
+  j->slurm = std::make_unique<exec::SlurmClient>(c.executor, util::default_process_runner());
+  TEMPER_TRY(j->slurm->available());
+  j->executor = std::make_unique<exec::ClusterExecutor>(*j->slurm, j->clock, exec::ExecutorTiming{}, quiet ? nullptr : &std::cerr);
+  campaign::ClusterJudgeOptions o;
+  o.jobs_root = fs::absolute(dir) / "jobs";
+  std::error_code ec;
+  o.temper_exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return fail("cannot name this temper's executable for the cluster's nodes: {}", ec.message());
+  o.kb_roots = kb_roots_for(c.task_dir);
+  for (auto& root : o.kb_roots) root = fs::absolute(root);
+  o.max_jobs = c.executor.max_jobs;
+  j->cluster = std::make_unique<campaign::ClusterJudgeService>(c.judge, o, *j->executor, *j->local, j->clock);
+  return j;
 }
 
 int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeService& judge, Status ran, bool quiet) {
@@ -242,6 +276,11 @@ int run_campaign(const RunArgs& a) {
   c.triggers.teacher_turns = a.teacher_turns;
   c.sandbox = !a.no_sandbox;
   c.vs_torch = !a.no_vs_torch;
+  if (auto st = a.executor.validate(); !st) {
+    std::cerr << "temper: " << st.error().message << "\n";
+    return kExitUsage;
+  }
+  c.executor = a.executor;
   if (!a.reference.empty()) {
     fs::path ref = a.reference;
     // A bare name is a file of the task (--reference reference_v2.cpp).
@@ -284,7 +323,12 @@ int run_campaign(const RunArgs& a) {
     if (!a.quiet) std::cerr << "temper: " << dir.string() << " holds a campaign on this task: resuming it with its own settings\n";
     return resume_campaign(dir.string(), a.quiet);
   }
-  campaign::RealJudgeService judge(c.judge, util::default_process_runner(), TEMPER_VERSION);
+  auto judges = make_campaign_judge(c, dir, a.quiet);
+  if (!judges) {
+    std::cerr << "temper: error: --executor " << c.executor.kind << ": " << judges.error().message << "\n";
+    return kExitUsage;
+  }
+  campaign::JudgeService& judge = (*judges)->service();
   campaign::ProfilingExpectationEvaluator expectations(c.judge, util::default_process_runner());
   const fs::path task_dir = c.task_dir;
   const int threads = c.judge.threads;
@@ -303,7 +347,12 @@ int resume_campaign(const std::string& dir, bool quiet) {
     std::cerr << "temper: error: " << file.error().message << "\n";
     return kExitUsage;
   }
-  campaign::RealJudgeService judge(file->config.judge, util::default_process_runner(), TEMPER_VERSION);
+  auto judges = make_campaign_judge(file->config, dir, quiet);
+  if (!judges) {
+    std::cerr << "temper: error: --executor " << file->config.executor.kind << ": " << judges.error().message << "\n";
+    return kExitUsage;
+  }
+  campaign::JudgeService& judge = (*judges)->service();
   campaign::ProfilingExpectationEvaluator expectations(file->config.judge, util::default_process_runner());
   auto o = campaign::Orchestrator::open(dir, make_deps(judge, expectations, file->config.task_dir, file->config.judge.threads, quiet));
   if (!o) {
@@ -348,6 +397,12 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_flag("--no-vs-torch", a->no_vs_torch,
                 "Leave the final report's \"vs PyTorch\" column out (by default the final kernel is also timed against the task's "
                 "PyTorch function, where it has one)");
+  run->add_option("--executor", a->executor.kind, "Where judge runs go: local (here) or slurm (a cluster's nodes, docs/scale-out.md)")->capture_default_str();
+  run->add_option("--partition", a->executor.partition, "--executor slurm: the partition");
+  run->add_option("--account", a->executor.account, "--executor slurm: the account");
+  run->add_option("--constraint", a->executor.constraint, "--executor slurm: node features; keep the campaign on one class of node");
+  run->add_option("--max-jobs", a->executor.max_jobs, "--executor slurm: jobs queued or running at once (a probe's variants are shared out over them)")
+      ->capture_default_str();
   run->add_flag("--quiet,-q", a->quiet, "No progress lines on stderr");
   run->callback([a, &action] { action = [a] { return run_campaign(*a); }; });
 

@@ -15,6 +15,7 @@ void register_all(CLI::App& app, Action& action) {
   register_campaign_commands(app, action);
   register_plan_commands(app, action);
   register_report_command(app, action);
+  register_job_commands(app, action);
 }
 
 } // namespace temper::cli

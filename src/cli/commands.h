@@ -31,6 +31,7 @@ void register_kb_commands(CLI::App& app, Action& action);
 void register_campaign_commands(CLI::App& app, Action& action); // run, resume, status
 void register_plan_commands(CLI::App& app, Action& action);     // plan check
 void register_report_command(CLI::App& app, Action& action);    // report (HTML)
+void register_job_commands(CLI::App& app, Action& action);      // job run (cmd_job.cpp)
 
 // Builds the whole app; used by main() and by tests.
 void register_all(CLI::App& app, Action& action);

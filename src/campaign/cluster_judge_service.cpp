@@ -1,0 +1,221 @@
+#include "campaign/cluster_judge_service.h"
+
+#include "exec/stop_signals.h"
+#include "judge/probe.h"
+#include "util/fs.h"
+#include "util/json_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace temper::campaign {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Room around the per-job limit a judge run is shaped to: the node's start, goldens it has not
+// cached, its compile cache cold.
+constexpr double kJobTimeMarginS = 600;
+
+bool timed_variant(const json& v) {
+  return v.contains("timing") && v["timing"].is_object() && v["timing"].contains("speedup") && v["timing"]["speedup"].is_number();
+}
+
+} // namespace
+
+json merge_probe_reports(const std::vector<json>& parts, double wall_seconds) {
+  json merged = parts.front();
+  std::vector<json> variants;
+  for (const auto& p : parts) {
+    for (const auto& v : p.value("variants", json::array())) variants.push_back(v);
+  }
+  std::stable_sort(variants.begin(), variants.end(), [](const json& a, const json& b) {
+    const bool ta = timed_variant(a), tb = timed_variant(b);
+    if (ta != tb) return ta;
+    if (!ta) return false;
+    return a["timing"]["speedup"].get<double>() > b["timing"]["speedup"].get<double>();
+  });
+  std::map<std::string, int> counts;
+  int rank = 0, timed = 0;
+  for (auto& v : variants) {
+    counts[v.value("status", "")]++;
+    if (timed_variant(v)) {
+      v["rank"] = ++rank;
+      ++timed;
+    } else {
+      v["rank"] = nullptr;
+    }
+  }
+  merged["variants"] = variants;
+  json& summary = merged["summary"];
+  summary["variants"] = variants.size();
+  summary["timed"] = timed;
+  summary["status_counts"] = counts;
+  summary["best"] = !variants.empty() && timed_variant(variants.front()) ? json(variants.front().value("label", "")) : json();
+  summary["wall_seconds"] = wall_seconds;
+  return merged;
+}
+
+exec::JobSpec ClusterJudgeService::spec_for(const JudgeJob& job) const {
+  exec::JobSpec spec;
+  spec.key = job.key();
+  spec.dir = m_options.jobs_root / spec.key;
+  spec.argv = {m_options.temper_exe.string(), "job", "run", spec.dir.string()};
+  spec.time_limit_s = job.call.time_limit_s + kJobTimeMarginS;
+  const std::string what = job.op == "probe_grid" ? fmt::format("probe of {} variant(s)", job.call.variants.size())
+                                                  : fmt::format("{} judgement", job.call.tier);
+  spec.label = fmt::format("{} on case(s) {}", what, job.call.cases.empty() ? std::string("all") : fmt::format("{}", fmt::join(job.call.cases, ",")));
+  return spec;
+}
+
+Expected<std::vector<JudgeJob>> ClusterJudgeService::jobs_for(const JudgeCall& call, bool probe) const {
+  JudgeJob base;
+  base.op = probe ? "probe_grid" : "judge";
+  base.settings = m_settings;
+  base.call = call;
+  base.call.progress = false; // no one reads a node's stderr as it goes
+  base.kb_roots = m_options.kb_roots;
+  if (!probe) return std::vector<JudgeJob>{base};
+  // The variants, explicit: a grid is expanded here so that its variants can be shared out.
+  std::vector<std::map<std::string, std::string>> variants = call.variants;
+  if (variants.empty()) {
+    std::vector<judge::KnobAxis> axes;
+    for (const auto& g : call.grid) {
+      TEMPER_TRY_ASSIGN(auto axis, judge::parse_knob_axis(g));
+      axes.push_back(std::move(axis));
+    }
+    TEMPER_TRY_ASSIGN(auto grid, judge::expand_grid(axes));
+    for (const auto& defines : grid) variants.emplace_back(defines.begin(), defines.end());
+  }
+  if (variants.empty()) return fail("a probe needs at least one variant");
+  const size_t parts = std::min<size_t>(std::max(1, m_options.max_jobs), variants.size());
+  std::vector<JudgeJob> jobs(parts, base);
+  for (auto& j : jobs) {
+    j.call.grid.clear();
+    j.call.variants.clear();
+  }
+  for (size_t i = 0; i < variants.size(); ++i) jobs[i % parts].call.variants.push_back(variants[i]);
+  return jobs;
+}
+
+bool ClusterJudgeService::has_job(const JudgeCall& call, bool probe) const {
+  auto jobs = jobs_for(call, probe);
+  if (!jobs) return false;
+  for (const auto& j : *jobs) {
+    if (exec::ClusterExecutor::submitted(spec_for(j))) return true;
+  }
+  return false;
+}
+
+Expected<std::vector<JudgeOutcome>> ClusterJudgeService::run_jobs(const std::vector<JudgeJob>& jobs) {
+  std::vector<exec::JobSpec> specs;
+  for (const auto& job : jobs) {
+    exec::JobSpec spec = spec_for(job);
+    std::error_code ec;
+    fs::create_directories(spec.dir, ec);
+    if (!fs::exists(spec.dir / "job.json", ec)) TEMPER_TRY(util::write_file_atomic(spec.dir / "job.json", job.to_json().dump(2) + "\n"));
+    specs.push_back(std::move(spec));
+  }
+  std::vector<exec::JobOutcome> outcomes;
+  {
+    // Ctrl-C or a kill while jobs are out: cancel them first, then end as the signal asks.
+    exec::StopSignals signals;
+    outcomes = m_executor.run_all(specs);
+  }
+  if (int sig = m_executor.stopped_by()) exec::StopSignals::reraise(sig);
+
+  std::vector<JudgeOutcome> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const exec::JobOutcome& o = outcomes[i];
+    if (!o.finished) return fail("cluster job {} ({}) gave no result: {}", specs[i].key, specs[i].label, o.error);
+    TEMPER_TRY_ASSIGN(json result, util::read_json(specs[i].dir / specs[i].result_file));
+    if (result.value("kind", "") != kJudgeJobResultKind) return fail("{}: not a judge job result", (specs[i].dir / specs[i].result_file).string());
+    json executor = o.to_json();
+    executor["kind"] = "slurm";
+    executor["job"] = specs[i].key;
+    executor["dir"] = specs[i].dir.string();
+    executor["node"] = result.value("node", json::object());
+    if (!result.value("ok", false)) {
+      return fail("the judge could not run on node {}: {}", result["node"].value("hostname", "?"), result.value("error", "no reason given"));
+    }
+    JudgeOutcome jo;
+    jo.report = result.at("report");
+    jo.report["executor"] = executor;
+    jo.note = result.value("note", "");
+    out.push_back(std::move(jo));
+  }
+  return out;
+}
+
+namespace {
+
+// The report's "executor" object: the node, every job with its submissions, the seconds spent
+// waiting (elapsed beyond the judge's own wall time: queue, resubmissions) and on the nodes.
+json executor_block(const std::vector<JudgeOutcome>& parts, double elapsed, double wall) {
+  json jobs = json::array();
+  double node_seconds = 0;
+  for (const auto& p : parts) {
+    jobs.push_back(p.report["executor"]);
+    node_seconds += p.report.value("summary", json::object()).value("wall_seconds", 0.0);
+  }
+  return {{"kind", "slurm"},
+          {"node", parts.front().report["executor"]["node"]},
+          {"parts", parts.size()},
+          {"elapsed_seconds", elapsed},
+          {"queue_seconds", std::max(0.0, elapsed - wall)},
+          {"node_seconds", node_seconds},
+          {"jobs", jobs}};
+}
+
+} // namespace
+
+Expected<JudgeOutcome> ClusterJudgeService::judge(const JudgeCall& call) {
+  TEMPER_TRY_ASSIGN(auto jobs, jobs_for(call, false));
+  const double t0 = m_clock.now();
+  TEMPER_TRY_ASSIGN(auto outcomes, run_jobs(jobs));
+  const double elapsed = m_clock.now() - t0;
+  JudgeOutcome out = outcomes.front();
+  out.report["executor"] = executor_block(outcomes, elapsed, out.report.value("summary", json::object()).value("wall_seconds", 0.0));
+  if (!out.note.empty()) out.report["campaign_note"] = out.note;
+  return out;
+}
+
+Expected<JudgeOutcome> ClusterJudgeService::probe_grid(const JudgeCall& call) {
+  TEMPER_TRY_ASSIGN(auto jobs, jobs_for(call, true));
+  const double t0 = m_clock.now();
+  TEMPER_TRY_ASSIGN(auto outcomes, run_jobs(jobs));
+  const double elapsed = m_clock.now() - t0;
+  // Speedups are ratios timed within one node each; ranking them across nodes is sound only
+  // when the nodes are of one class.
+  std::set<std::string> classes;
+  for (const auto& o : outcomes) classes.insert(o.report["executor"]["node"].value("target_class", ""));
+  if (classes.size() > 1) {
+    return fail("the probe's parts ran on nodes of different classes ({}): their speedups are not comparable; "
+                "keep the campaign on one class of node with --constraint",
+                fmt::join(classes, ", "));
+  }
+  std::vector<json> parts;
+  double longest = 0;
+  for (const auto& o : outcomes) {
+    parts.push_back(o.report);
+    longest = std::max(longest, o.report.value("summary", json::object()).value("wall_seconds", 0.0));
+  }
+  JudgeOutcome out;
+  // The parts ran at once: the probe's wall time is its longest part's.
+  out.report = parts.size() == 1 ? parts.front() : merge_probe_reports(parts, longest);
+  out.report["executor"] = executor_block(outcomes, elapsed, longest);
+  std::string notes;
+  for (const auto& o : outcomes) {
+    if (!o.note.empty() && notes.find(o.note) == std::string::npos) notes += (notes.empty() ? "" : "; ") + o.note;
+  }
+  out.note = notes;
+  if (!notes.empty()) out.report["campaign_note"] = notes;
+  return out;
+}
+
+} // namespace temper::campaign
