@@ -10,6 +10,7 @@ packages=(
   valgrind ccache bubblewrap
   python3 python3-venv
   chromium  # headless, for the HTML report tests (tests/report); they skip without it
+  slurmctld slurmd slurm-client munge  # a one-node Slurm for the scale-out test (docs/scale-out.md); it skips without it
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # A one-node Slurm on this machine for temper's Slurm tests (docs/scale-out.md):
 #   slurm_test_cluster.sh start DIR   config, state and logs under DIR; prints `export SLURM_CONF=...`
 #   slurm_test_cluster.sh stop DIR
-# munged runs as its own user; slurmctld and slurmd run as root with proctrack/linuxproc and
+# The node is node1 at 127.0.0.1 and the controller localhost, whatever this machine's name
+# resolves to. munged runs as its own user; slurmctld and slurmd run as root with proctrack/linuxproc and
 # task/none (the cgroup plugins fail without a cgroup freezer, and then report jobs that never ran
 # as COMPLETED). Needs root and Debian's slurmctld, slurmd, slurm-client and munge packages
 # (scripts/setup.sh installs them). Exits 3 with the reason when the cluster cannot start here.
@@ -42,12 +43,11 @@ for p in slurmctld slurmd sbatch squeue scancel munged; do
 done
 
 mkdir -p "$dir/state" "$dir/spool" "$dir/log"
-host=$(hostname -s)
 ncpu=$(nproc)
 mem=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 1024 ))
 cat > "$conf" <<CONF
 ClusterName=temper-test
-SlurmctldHost=$host
+SlurmctldHost=localhost
 SlurmUser=root
 AuthType=auth/munge
 StateSaveLocation=$dir/state
@@ -70,7 +70,7 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/log/jobcomp.log
 MinJobAge=600
-NodeName=$host CPUs=$ncpu RealMemory=$mem State=UNKNOWN
+NodeName=node1 NodeAddr=127.0.0.1 CPUs=$ncpu RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 SchedulerParameters=batch_sched_delay=0
 CONF
@@ -87,7 +87,7 @@ fi
 
 "$0" stop "$dir"
 /usr/sbin/slurmctld -c -f "$conf" 2>"$dir/log/slurmctld.err" || cannot "slurmctld did not start: $(tail -3 "$dir/log/slurmctld.err")"
-/usr/sbin/slurmd -f "$conf" 2>"$dir/log/slurmd.err" || cannot "slurmd did not start: $(tail -3 "$dir/log/slurmd.err")"
+/usr/sbin/slurmd -N node1 -f "$conf" 2>"$dir/log/slurmd.err" || cannot "slurmd did not start: $(tail -3 "$dir/log/slurmd.err")"
 for _ in $(seq 1 60); do
   [ "$(sinfo -h -N -o %t 2>/dev/null)" = idle ] && { echo "export SLURM_CONF=$conf"; exit 0; }
   sleep 0.25

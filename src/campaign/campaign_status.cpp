@@ -17,8 +17,9 @@ json cost_breakdown(const LedgerTotals& t, double elapsed_s) {
   // What no category holds: the orchestrator's own work (workspaces, sealing, profiles of the
   // reference, disassembly). The agents' turns count only their own time (agent_own_s), so
   // the six categories add up to the wall time.
-  const double other = std::max(0.0, wall - t.agent_own_s - t.judge_s);
-  return {{"agent_own_s", t.agent_own_s}, {"probe_s", t.probe_s},   {"gate_s", t.gate_s},
+  const double other = std::max(0.0, wall - t.agent_own_s - t.judge_s - t.queue_s);
+  return {{"agent_own_s", t.agent_own_s}, {"probe_s", t.probe_s},   {"gate_s", t.gate_s}, {"queue_s", t.queue_s},
+          {"cluster_jobs", t.cluster_jobs}, {"cluster_failed", t.cluster_failed},
           {"confirmation_s", t.confirmation_s}, {"compile_s", t.compile_s}, {"other_s", other},
           {"wall_s", wall},   {"campaign_s", elapsed_s}, {"final_s", t.final_s},
           {"judge_s", t.judge_s}, {"agent_s", t.agent_s}, {"agent_judge_s", t.agent_judge_s},
@@ -26,12 +27,19 @@ json cost_breakdown(const LedgerTotals& t, double elapsed_s) {
 }
 
 std::string format_costs(const json& c) {
-  return fmt::format("costs: agent (own) {:.1f} s, probe/exploration {:.1f} s, gate {:.1f} s, confirmation {:.1f} s, compile "
-                     "{:.1f} s, other {:.1f} s; together the wall time, {:.0f} s\n"
-                     "agent turns: {:.1f} s, of which {:.1f} s judge runs through the harness (${:.2f}, {} tokens)\n",
-                     c.value("agent_own_s", 0.0), c.value("probe_s", 0.0), c.value("gate_s", 0.0), c.value("confirmation_s", 0.0),
-                     c.value("compile_s", 0.0), c.value("other_s", 0.0), c.value("wall_s", 0.0), c.value("agent_s", 0.0),
-                     c.value("agent_judge_s", 0.0), c.value("agent_cost_usd", 0.0), c.value("tokens", int64_t{0}));
+  // The queue only where a cluster ran the judge: on one machine it is always 0.
+  const std::string queue = c.value("cluster_jobs", 0) > 0 ? fmt::format(", queue {:.1f} s", c.value("queue_s", 0.0)) : "";
+  std::string text = fmt::format("costs: agent (own) {:.1f} s, probe/exploration {:.1f} s, gate {:.1f} s, confirmation {:.1f} s, compile "
+                                 "{:.1f} s{}, other {:.1f} s; together the wall time, {:.0f} s\n"
+                                 "agent turns: {:.1f} s, of which {:.1f} s judge runs through the harness (${:.2f}, {} tokens)\n",
+                                 c.value("agent_own_s", 0.0), c.value("probe_s", 0.0), c.value("gate_s", 0.0), c.value("confirmation_s", 0.0),
+                                 c.value("compile_s", 0.0), queue, c.value("other_s", 0.0), c.value("wall_s", 0.0), c.value("agent_s", 0.0),
+                                 c.value("agent_judge_s", 0.0), c.value("agent_cost_usd", 0.0), c.value("tokens", int64_t{0}));
+  if (c.value("cluster_jobs", 0) > 0) {
+    text += fmt::format("cluster: {} submission(s), {} without a result (submitted again, or the step failed)\n", c.value("cluster_jobs", 0),
+                        c.value("cluster_failed", 0));
+  }
+  return text;
 }
 
 Expected<json> campaign_status(const fs::path& dir) {

@@ -285,11 +285,11 @@ Expected<LedgerTotals> Ledger::totals() const {
   // as a whole.
   double own = 0;
   TEMPER_TRY(query(R"sql(
-      SELECT COALESCE(SUM(MAX(0, t.seconds - COALESCE((SELECT SUM(j.seconds) FROM judge_runs j WHERE j.turn = t.key), 0))), 0)
+      SELECT COALESCE(SUM(MAX(0, t.seconds - COALESCE((SELECT SUM(j.seconds + j.queue_seconds) FROM judge_runs j WHERE j.turn = t.key), 0))), 0)
       FROM agent_turns t)sql",
                    [&](Statement& st) { own = column_double(st, 0); }));
   TEMPER_TRY(query(R"sql(
-      SELECT COALESCE(SUM(seconds),0) FROM judge_runs
+      SELECT COALESCE(SUM(seconds + queue_seconds),0) FROM judge_runs
       WHERE turn IS NULL AND (op IN ('probe', 'submit') OR key GLOB 'R*-ref-time-*'))sql",
                    [&](Statement& st) { own -= column_double(st, 0); }));
   t.agent_own_s = std::max(0.0, own);

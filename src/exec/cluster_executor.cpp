@@ -336,8 +336,12 @@ std::vector<JobOutcome> ClusterExecutor::run_all(const std::vector<JobSpec>& job
         t.gone_since.reset();
         continue;
       }
+      // A job that completed, or that the controller forgot, may have written its result a
+      // moment ago on a filesystem that shows it late: wait a little for it. A job that failed
+      // or was cancelled, preempted, timed out did not finish its command.
+      const bool may_have_result = it == states->end() || it->second.state == "COMPLETED";
       if (!t.gone_since) t.gone_since = m_clock.now();
-      if (m_clock.now() - *t.gone_since < m_timing.vanish_grace_s) continue;
+      if (may_have_result && m_clock.now() - *t.gone_since < m_timing.vanish_grace_s) continue;
       changed = true;
       std::string state = it != states->end() ? it->second.state : "";
       if (state.empty()) state = m_client.accounting_state(a.slurm_id).value_or("VANISHED");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace temper::report {
 
@@ -88,14 +89,16 @@ std::string draw_timeline_chart(const TimelineChart& c) {
 }
 
 std::string draw_cost_chart(const json& costs, double width) {
-  const std::pair<const char*, const char*> categories[] = {
+  std::vector<std::pair<const char*, const char*>> categories = {
       {"agent_own_s", "agent (own)"}, {"probe_s", "probe/exploration"}, {"gate_s", "gate"},
       {"confirmation_s", "confirmation"}, {"compile_s", "compile"}, {"other_s", "other"}};
+  // Waiting for a cluster's nodes, where a cluster ran the judge (docs/scale-out.md).
+  if (costs.value("cluster_jobs", 0) > 0) categories.insert(categories.end() - 1, {"queue_s", "queue"});
   const double wall = std::max(costs.value("wall_s", 0.0), 1e-9);
   double most = 0;
   for (const auto& [key, name] : categories) most = std::max(most, costs.value(key, 0.0));
   constexpr double kTimelineRow = 24, kCostLeft = 150, kCostRight = 200;
-  const double height = 20 + kTimelineRow * std::size(categories) + 10;
+  const double height = 20 + kTimelineRow * static_cast<double>(categories.size()) + 10;
   const LinearScale x{0, std::max(most, 1e-9), kCostLeft, width - kCostRight};
   Svg svg(width, height, "costs by category, seconds");
   double y = 20;

@@ -160,9 +160,12 @@ public:
 
 // One Student action: write `content` to kernel.cpp and submit or probe it, or escalate.
 struct Action {
+  Action(std::string op_, std::string content_, std::string text_, std::vector<std::string> grid_ = {})
+      : op(std::move(op_)), content(std::move(content_)), text(std::move(text_)), grid(std::move(grid_)) {}
   std::string op; // submit | probe | escalate | status
   std::string content;
   std::string text;
+  std::vector<std::string> grid; // probe: knob axes "NAME=v1,v2"
 };
 using Turn = std::vector<Action>;
 
@@ -223,6 +226,7 @@ public:
         hr.file = "kernel.cpp";
       }
       hr.text = a.text;
+      hr.grid = a.grid;
       try {
         auto resp = (*orchestrator)->handle_student(hr);
         responses.push_back(resp.message);

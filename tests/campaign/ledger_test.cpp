@@ -174,6 +174,28 @@ TEST(LedgerTest, SchemaOneLedgerIsMigrated) {
   EXPECT_EQ(ledger->totals()->judge_runs, 4);
 }
 
+// Judge runs a cluster ran: the wait for its nodes is a category of its own, left out of the
+// agents' own time like the judge time it preceded; every submission is a row.
+TEST(LedgerTest, ClusterQueueTimeAndSubmissionsAreCounted) {
+  util::TempDir tmp;
+  auto ledger = Ledger::open(tmp.path() / "ledger.sqlite");
+  ASSERT_TRUE(ledger.has_value()) << ledger.error().message;
+  JudgeRunRow probe{"R1-A0001-report.json", 1, "M1", 1, "probe", "probe", 1, 10.0, 0.0, 0.0, "turn-1", 4.0};
+  ASSERT_TRUE(ledger->add(probe));
+  ASSERT_TRUE(ledger->add(AgentTurnRow{"turn-1", 1, "student", "M1", "tuner", 20.0, std::nullopt, std::nullopt, std::nullopt, 0, false}));
+  ASSERT_TRUE(ledger->add(ClusterJobRow{probe.key + "-abc-1", probe.key, "abc", "101", 1, "PREEMPTED", "node1", 1.0, 2.0, "preempted"}));
+  ASSERT_TRUE(ledger->add(ClusterJobRow{probe.key + "-abc-2", probe.key, "abc", "102", 2, "COMPLETED", "node1", 0.5, 9.0, ""}));
+  EXPECT_FALSE(*ledger->add(ClusterJobRow{probe.key + "-abc-2", probe.key, "abc", "102", 2, "COMPLETED", "node1", 0.5, 9.0, ""}));
+  EXPECT_TRUE(*ledger->has("cluster_jobs", probe.key + "-abc-1"));
+  auto t = ledger->totals();
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_DOUBLE_EQ(t->queue_s, 4.0);
+  EXPECT_DOUBLE_EQ(t->judge_s, 10.0);
+  EXPECT_DOUBLE_EQ(t->agent_own_s, 20.0 - 10.0 - 4.0);
+  EXPECT_EQ(t->cluster_jobs, 2);
+  EXPECT_EQ(t->cluster_failed, 1);
+}
+
 TEST(LedgerTest, LedgerFromNewerTemperIsAnError) {
   util::TempDir tmp;
   const fs::path file = tmp.path() / "ledger.sqlite";

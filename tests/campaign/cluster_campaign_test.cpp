@@ -1,0 +1,120 @@
+// A small campaign whose judge runs go to a cluster: the fake Slurm of tests/fixtures/slurm_fake
+// runs each job here, in the background, with the real `temper job run`; the states a one-node
+// cluster cannot show on demand (a preempted job) come from its plan. The real Slurm is in
+// tests/e2e/slurm_e2e_test.cpp.
+#include "campaign/cluster_judge_service.h"
+#include "campaign/orchestrator.h"
+#include "campaign_fakes.h"
+#include "kb/target.h"
+#include "util/clock.h"
+#include "util/host.h"
+#include "util/process.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace temper::campaign::cluster_campaign_test {
+namespace {
+
+using namespace testing;
+
+TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs) {
+  util::TempDir tmp("temper-campaign-cluster");
+  json plan = test_plan("rows");
+  plan["milestones"][1]["acceptance"]["performance"]["min_speedup"] = 0.01;
+  plan["milestones"][1]["acceptance"]["performance"]["cases"] = {13};
+  plan["milestones"].erase(2);
+  const fs::path task = make_task(tmp.path(), {plan});
+  const std::string good = *util::read_file(source_dir() / "tasks" / "swi_glu" / "kernels" / "rows.cpp");
+
+  CampaignConfig c = test_config(task, 1);
+  c.student = "scripted";
+  c.judge.cases = {13};
+  c.judge.cap_s = 0.3;
+  c.judge.cache_mode = "warm";
+  c.judge.measure_jobs = 1;
+  c.judge.confirm_jobs = 1;
+  c.judge.min_samples = 5;
+  c.judge.min_time_s = 0.02;
+  c.judge.jobs = 2;
+  c.executor.kind = "slurm";
+  c.executor.max_jobs = 2;
+  c.executor.bin_dir = source_dir() / "tests" / "fixtures" / "slurm_fake";
+
+  // The second submission is preempted; the executor submits it again.
+  const fs::path slurm = tmp.path() / "slurm";
+  fs::create_directories(slurm);
+  ::setenv("FAKE_SLURM_DIR", slurm.c_str(), 1);
+  ASSERT_TRUE(util::write_file_atomic(slurm / "plan", "run\npreempt\n"));
+
+  RealJudgeService local(c.judge, util::default_process_runner());
+  exec::SlurmClient client(c.executor, util::default_process_runner());
+  util::SteadyClock clock;
+  exec::ExecutorTiming timing;
+  timing.poll_s = 0.1;
+  timing.max_poll_s = 0.2;
+  timing.vanish_grace_s = 0.5;
+  std::ostringstream progress;
+  exec::ClusterExecutor executor(client, clock, timing, &progress);
+  ClusterJudgeOptions opts;
+  opts.jobs_root = tmp.path() / "campaign" / "jobs";
+  opts.temper_exe = fs::path(TEMPER_BINARY_DIR) / "temper";
+  opts.kb_roots = {source_dir() / "hw_kb"};
+  opts.max_jobs = c.executor.max_jobs;
+  ClusterJudgeService judge(c.judge, opts, executor, local, clock);
+
+  ScriptedStudent student;
+  Orchestrator* current = nullptr;
+  student.orchestrator = &current;
+  student.script["R1/M0"] = {{{"submit", good, ""}}};
+  const Action probe{"probe", good, "", {"UNROLL=1,2", "PF_DIST=0,4096"}};
+  student.script["R1/M1"] = {{probe, {"submit", good, ""}}};
+  OrchestratorDeps d;
+  d.judge = &judge;
+  d.make_agent = [&](const std::string& spec, agent::Role role) -> Expected<std::unique_ptr<agent::Agent>> {
+    if (role == agent::Role::Student) return std::unique_ptr<agent::Agent>(new AgentRef(student));
+    return make_campaign_agent(spec, task);
+  };
+  auto o = Orchestrator::create(tmp.path() / "campaign", c, std::move(d));
+  ASSERT_TRUE(o.has_value()) << o.error().message;
+  current = o->get();
+  auto ran = (*o)->run();
+  ASSERT_TRUE(ran.has_value()) << ran.error().message << "\n" << progress.str();
+
+  const fs::path r1 = tmp.path() / "campaign" / "rounds" / "R1";
+  auto result = [&](int n) { return json::parse(*util::read_file(r1 / "attempts" / fmt::format("{:04}", n) / "result.json")); };
+  EXPECT_EQ(result(1)["status"], "accepted") << result(1).dump(2) << progress.str();
+  // The probe's four variants ran as two jobs at once and came back as one ranking.
+  json probe_result = result(2);
+  EXPECT_EQ(probe_result["op"], "probe");
+  ASSERT_EQ(probe_result["variants"].size(), 4u) << probe_result.dump(2);
+  json probe_report = json::parse(*util::read_file(r1 / "attempts" / "0002" / "report.json"));
+  EXPECT_EQ(probe_report["executor"]["parts"], 2);
+  EXPECT_EQ(probe_report["executor"]["jobs"].size(), 2u);
+  int rank = 0;
+  for (const auto& v : probe_report["variants"]) {
+    if (!v["rank"].is_number()) continue;
+    EXPECT_EQ(v["rank"], ++rank);
+  }
+  EXPECT_EQ(rank, probe_report["summary"]["timed"].get<int>());
+  // Every report says where it ran.
+  json gate = json::parse(*util::read_file(r1 / "attempts" / "0003" / "report.json"));
+  EXPECT_EQ(result(3)["status"], "accepted") << result(3).dump(2);
+  EXPECT_EQ(gate["executor"]["node"]["hostname"], util::host_info().hostname);
+  EXPECT_EQ(gate["executor"]["node"]["target_class"], kb::current_target().target_class());
+  EXPECT_EQ(gate["executor"]["jobs"][0]["attempts"][0]["node"], "fakenode");
+
+  // The ledger: every submission, the preempted one and its resubmission included, and the
+  // time spent waiting on the cluster.
+  auto t = (*o)->ledger().totals();
+  ASSERT_TRUE(t.has_value());
+  // Reference times, M0's correctness (submitted twice), M1's probe (2 jobs) and its gate.
+  EXPECT_EQ(t->cluster_jobs, 1 + 2 + 2 + 1) << progress.str();
+  EXPECT_EQ(t->cluster_failed, 1);
+  EXPECT_GT(t->queue_s, 0);
+  EXPECT_NE(progress.str().find("PREEMPTED"), std::string::npos) << progress.str();
+}
+
+} // namespace
+} // namespace temper::campaign::cluster_campaign_test

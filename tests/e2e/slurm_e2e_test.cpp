@@ -1,0 +1,175 @@
+// A campaign whose judge runs go to a real Slurm: a one-node cluster started on this machine
+// by scripts/slurm_test_cluster.sh (slurmctld, slurmd and munge from Debian's packages), the real
+// temper binary with command-line agents, a probe shared out over two jobs, and one job cancelled
+// with scancel while it runs, which the campaign submits again. Skips, saying why, where the
+// cluster cannot start (not root, packages missing).
+#include "campaign/ledger.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+namespace slurm_e2e_test {
+
+using namespace temper;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kSource = TEMPER_SOURCE_DIR;
+const fs::path kBinary = fs::path(TEMPER_BINARY_DIR) / "temper";
+
+// A one-node Slurm for the test's life.
+class TestCluster {
+public:
+  explicit TestCluster(const fs::path& dir) : m_dir(dir) {
+    util::Command cmd;
+    cmd.argv = {"bash", (kSource / "scripts" / "slurm_test_cluster.sh").string(), "start", dir.string()};
+    cmd.timeout = std::chrono::seconds(60);
+    auto r = util::default_process_runner().run(cmd);
+    m_started = r.ok();
+    m_message = r.output;
+  }
+  ~TestCluster() {
+    if (!m_started) return;
+    util::Command cmd;
+    cmd.argv = {"bash", (kSource / "scripts" / "slurm_test_cluster.sh").string(), "stop", m_dir.string()};
+    cmd.timeout = std::chrono::seconds(60);
+    (void)util::default_process_runner().run(cmd);
+  }
+  bool started() const { return m_started; }
+  const std::string& message() const { return m_message; }
+  fs::path conf() const { return m_dir / "slurm.conf"; }
+
+private:
+  fs::path m_dir;
+  bool m_started = false;
+  std::string m_message;
+};
+
+json plan() {
+  json d1 = {{"id", "D1"}, {"title", "rows"}, {"choice", "one streaming pass over rows"}, {"rationale", "memory-bound"},
+             {"evidence", {{"measurements", {"ref-time --case 13"}}}}};
+  auto milestone = [](const std::string& id, json acceptance) {
+    return json{{"id", id}, {"title", "milestone " + id}, {"requirements", {"the rows kernel"}}, {"contract", "kernel.h ABI"},
+                {"acceptance", acceptance}, {"budget", {{"attempts", 3}, {"seconds", 3600}}}, {"depends_on", {"D1"}}};
+  };
+  return {{"schema_version", 1},
+          {"kind", "temper.plan"},
+          {"decisions", {d1}},
+          {"milestones",
+           {milestone("M0", {{"correctness", {{"cases", "all"}}}}),
+            milestone("M1", {{"correctness", {{"cases", "all"}}},
+                             {"performance", {{"tier", "gate"}, {"cases", {13}}, {"min_speedup", 0.01}, {"against", "reference"}}}})}}};
+}
+
+// Cancels (scancel) the first part of a probe that the campaign's records show running: what a
+// user, an administrator or a preemption does to a job in the middle of its run.
+std::string cancel_a_running_probe_job(const fs::path& jobs, const fs::path& conf) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(jobs, ec)) {
+    auto job = util::read_file(e.path() / "job.json");
+    auto record = util::read_file(e.path() / "submissions.json");
+    if (!job || !record || job->find("\"probe_grid\"") == std::string::npos) continue;
+    const json r = json::parse(*record, nullptr, false);
+    if (r.is_discarded() || r["attempts"].empty()) continue;
+    const json& a = r["attempts"].back();
+    const std::string id = a.value("slurm_id", "");
+    if (a.value("state", "") != "RUNNING" || !fs::exists(e.path() / ("started-" + id)) || fs::exists(e.path() / "result.json")) continue;
+    util::Command cmd;
+    cmd.argv = {"scancel", id};
+    cmd.env_set = {{"SLURM_CONF", conf.string()}};
+    cmd.timeout = std::chrono::seconds(30);
+    if (util::default_process_runner().run(cmd).ok()) return id;
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a test Slurm needs root to run slurmctld and slurmd";
+  util::TempDir tmp("temper-slurm-e2e");
+  TestCluster cluster(tmp.path() / "cluster");
+  if (!cluster.started()) GTEST_SKIP() << "no test Slurm here: " << cluster.message();
+
+  const fs::path task = tmp.path() / "tasks" / "swi_glu";
+  fs::create_directories(task);
+  for (const auto& e : fs::directory_iterator(kSource / "tasks" / "swi_glu")) {
+    if (e.is_regular_file()) fs::copy_file(e.path(), task / e.path().filename());
+  }
+  const fs::path kit = tmp.path() / "kit";
+  fs::create_directories(kit);
+  std::ofstream(kit / "plan.json") << plan().dump(2);
+  fs::copy_file(kSource / "tasks" / "swi_glu" / "kernels" / "rows.cpp", kit / "rows.cpp");
+  std::ofstream(kit / "teacher.sh") << "cp " + (kit / "plan.json").string() + " plan.json\n";
+  std::ofstream(kit / "student.sh") << "set -u\n"
+                                       "cp " + (kit / "rows.cpp").string() + " kernel.cpp\n"
+                                       "./harness probe kernel.cpp --case 13 --grid UNROLL=1,2\n"
+                                       "./harness submit kernel.cpp\n";
+  const fs::path dir = tmp.path() / "campaign";
+  util::Command cmd;
+  cmd.argv = {kBinary.string(), "run", task.string(), "--teacher", "cmd:sh " + (kit / "teacher.sh").string(), "--student",
+              "cmd:sh " + (kit / "student.sh").string(), "--dir", dir.string(), "--cases", "13", "--cap", "0.3", "--cache", "warm",
+              "--measure-jobs", "1", "--confirm-jobs", "1", "--min-samples", "5", "--min-time", "0.02", "--jobs", "2",
+              "--no-vs-torch", "--no-sandbox", "--budget", "turn=600s", "--executor", "slurm", "--max-jobs", "2"};
+  cmd.env_set = {{"SLURM_CONF", cluster.conf().string()},
+                 {"TEMPER_SANDBOX_RO", kit.string()},
+                 {"TEMPER_HARNESS_BIN", (fs::path(TEMPER_BINARY_DIR) / "harness").string()}};
+  cmd.timeout = std::chrono::seconds(400);
+
+  std::atomic<bool> done{false};
+  std::string cancelled;
+  std::thread watcher([&] {
+    while (!done && cancelled.empty()) {
+      cancelled = cancel_a_running_probe_job(dir / "jobs", cluster.conf());
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  auto r = util::default_process_runner().run(cmd);
+  done = true;
+  watcher.join();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json campaign = json::parse(*util::read_file(dir / "campaign.json"));
+  EXPECT_EQ(campaign["state"]["phase"], "done");
+  EXPECT_EQ(campaign["config"]["executor"]["kind"], "slurm");
+  EXPECT_NE(r.output.find("submitted as Slurm job"), std::string::npos) << r.output;
+
+  // The probe of two variants ran as two jobs.
+  const fs::path r1 = dir / "rounds" / "R1";
+  const json probe = json::parse(*util::read_file(r1 / "attempts" / "0003" / "report.json"));
+  EXPECT_EQ(probe["kind"], "temper.probe.report") << probe.dump(2).substr(0, 2000);
+  EXPECT_EQ(probe["executor"]["parts"], 2);
+  EXPECT_EQ(probe["variants"].size(), 2u);
+
+  // The job cancelled mid-run was submitted again and brought its result.
+  ASSERT_FALSE(cancelled.empty()) << "no probe job was seen running: " << r.output;
+  bool resubmitted = false;
+  for (const auto& e : fs::directory_iterator(dir / "jobs")) {
+    const json rec = json::parse(util::read_file(e.path() / "submissions.json").value_or("{}"));
+    const json attempts = rec.value("attempts", json::array());
+    if (attempts.size() < 2 || attempts[0].value("slurm_id", "") != cancelled) continue;
+    EXPECT_EQ(attempts[0]["state"], "CANCELLED") << rec.dump(2);
+    EXPECT_EQ(attempts.back()["state"], "COMPLETED") << rec.dump(2);
+    EXPECT_TRUE(fs::exists(e.path() / "result.json"));
+    resubmitted = true;
+  }
+  EXPECT_TRUE(resubmitted) << "job " << cancelled << " was not submitted again: " << r.output;
+
+  auto ledger = campaign::Ledger::open(dir / "ledger.sqlite");
+  ASSERT_TRUE(ledger.has_value()) << ledger.error().message;
+  auto t = ledger->totals();
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_GE(t->cluster_failed, 1);
+  EXPECT_GE(t->cluster_jobs, 7);
+  EXPECT_TRUE(fs::exists(dir / "final" / "summary.json"));
+}
+
+} // namespace slurm_e2e_test
