@@ -1,6 +1,8 @@
 #include "campaign/cluster_judge_service.h"
 
+#include "core/task_loader.h"
 #include "exec/stop_signals.h"
+#include "judge/stats.h"
 #include "judge/probe.h"
 #include "util/fs.h"
 #include "util/json_file.h"
@@ -27,6 +29,85 @@ bool timed_variant(const json& v) {
 }
 
 } // namespace
+
+namespace {
+
+judge::Verdict verdict_of(const std::string& name) {
+  if (name == "FASTER") return judge::Verdict::Faster;
+  if (name == "SLOWER") return judge::Verdict::Slower;
+  if (name == "SAME") return judge::Verdict::Same;
+  return judge::Verdict::Ambiguous;
+}
+
+} // namespace
+
+json merge_judge_reports(const std::vector<json>& parts, const std::vector<int64_t>& order, double wall_seconds) {
+  json merged = parts.front();
+  std::vector<json> cases;
+  for (const auto& p : parts) {
+    for (const auto& c : p.value("cases", json::array())) cases.push_back(c);
+  }
+  auto position = [&](const json& c) {
+    auto it = std::find(order.begin(), order.end(), c.value("case_id", int64_t{0}));
+    return it - order.begin();
+  };
+  std::stable_sort(cases.begin(), cases.end(), [&](const json& a, const json& b) { return position(a) < position(b); });
+  int passed = 0;
+  std::map<std::string, int> counts;
+  for (const auto& c : cases) {
+    counts[c.value("status", "")]++;
+    passed += c.value("status", "") == "PASSED";
+  }
+  double compile = 0, golden_compile = 0;
+  for (const auto& p : parts) {
+    compile += p["summary"].value("compile_seconds", 0.0);
+    golden_compile += p["summary"].value("golden_compile_seconds", 0.0);
+  }
+  merged["cases"] = cases;
+  json& summary = merged["summary"];
+  summary["cases"] = cases.size();
+  summary["passed"] = passed;
+  summary["all_passed"] = !cases.empty() && passed == static_cast<int>(cases.size());
+  summary["status_counts"] = counts;
+  summary["wall_seconds"] = wall_seconds;
+  summary["compile_seconds"] = compile;
+  summary["golden_compile_seconds"] = golden_compile;
+  if (!merged.contains("timing") || !merged["timing"].is_object()) return merged;
+  // The aggregate over every part's timed cases, by the judge's own rule (judge::aggregate_cases)
+  // from what each case's report holds: its first measurement job's estimate and its verdict.
+  std::vector<judge::CaseComparison> comparisons;
+  double score_sum = 0;
+  int scored = 0;
+  for (const auto& c : cases) {
+    if (c.value("status", "") != "PASSED" || !c.contains("timing") || !c["timing"].is_object()) continue;
+    const json& t = c["timing"];
+    const json jobs = t.value("jobs", json::array());
+    if (jobs.empty()) continue;
+    const json& e = jobs[0]["estimate"];
+    judge::CaseComparison cc;
+    cc.estimate.n = e.value("n", 0);
+    const double speedup = e.contains("speedup") && e["speedup"].is_number() ? e["speedup"].get<double>() : NAN;
+    cc.estimate.speedup = speedup;
+    cc.estimate.median_log_ratio = std::log(speedup);
+    cc.estimate.ci_determined = e.contains("ci") && e["ci"].is_array() && e.contains("half_width_log") && e["half_width_log"].is_number();
+    if (cc.estimate.ci_determined) cc.estimate.half_width = e["half_width_log"].get<double>();
+    cc.verdict = verdict_of(t.value("verdict", ""));
+    comparisons.push_back(cc);
+    if (t.contains("cann_bench_score") && t["cann_bench_score"].is_number()) {
+      score_sum += t["cann_bench_score"].get<double>();
+      ++scored;
+    }
+  }
+  json& timing = merged["timing"];
+  const judge::Aggregate agg = judge::aggregate_cases(comparisons, timing.value("noise_floor", judge::kDefaultNoiseFloor));
+  timing["cases_timed"] = agg.cases;
+  timing["geomean_speedup"] = std::isfinite(agg.geomean_speedup) ? json(agg.geomean_speedup) : json();
+  timing["geomean_ci"] = agg.ci_determined ? json::array({agg.speedup_lo, agg.speedup_hi}) : json();
+  timing["verdicts"] = {{"FASTER", agg.faster}, {"SLOWER", agg.slower}, {"SAME", agg.same}, {"AMBIGUOUS", agg.ambiguous}};
+  timing["cann_bench_score"] = scored ? json(score_sum / scored) : json();
+  timing["cann_bench_scored_cases"] = scored;
+  return merged;
+}
 
 json merge_probe_reports(const std::vector<json>& parts, double wall_seconds) {
   json merged = parts.front();
@@ -80,7 +161,22 @@ Expected<std::vector<JudgeJob>> ClusterJudgeService::jobs_for(const JudgeCall& c
   base.call = call;
   base.call.progress = false; // no one reads a node's stderr as it goes
   base.kb_roots = m_options.kb_roots;
-  if (!probe) return std::vector<JudgeJob>{base};
+  if (!probe) {
+    // A gate on several cases: its cases shared out, each part with its measurement and
+    // confirmation jobs (a case is never split: both arms and every job of it on one node).
+    if (call.tier != "gate" || m_options.max_jobs < 2) return std::vector<JudgeJob>{base};
+    std::vector<int64_t> ids = call.cases;
+    if (ids.empty()) {
+      TEMPER_TRY_ASSIGN(core::Task task, core::load_task(call.task_dir));
+      for (const auto& c : task.cases) ids.push_back(c.id);
+    }
+    const size_t parts = std::min<size_t>(static_cast<size_t>(m_options.max_jobs), ids.size());
+    if (parts < 2) return std::vector<JudgeJob>{base};
+    std::vector<JudgeJob> jobs(parts, base);
+    for (auto& j : jobs) j.call.cases.clear();
+    for (size_t i = 0; i < ids.size(); ++i) jobs[i % parts].call.cases.push_back(ids[i]);
+    return jobs;
+  }
   // The variants, explicit: a grid is expanded here so that its variants can be shared out.
   std::vector<std::map<std::string, std::string>> variants = call.variants;
   if (variants.empty()) {
@@ -154,6 +250,17 @@ Expected<std::vector<JudgeOutcome>> ClusterJudgeService::run_jobs(const std::vec
 
 namespace {
 
+// Speedups are ratios timed within one node each; ranking them, or averaging them, across nodes
+// is sound only when the nodes are of one class.
+Status one_node_class(const std::vector<JudgeOutcome>& parts, const char* what) {
+  std::set<std::string> classes;
+  for (const auto& o : parts) classes.insert(o.report["executor"]["node"].value("target_class", ""));
+  if (classes.size() <= 1) return {};
+  return fail("the {}'s parts ran on nodes of different classes ({}): their speedups are not comparable; "
+              "keep the campaign on one class of node with --constraint",
+              what, fmt::join(classes, ", "));
+}
+
 // The report's "executor" object: the node, every job with its submissions, the seconds spent
 // waiting (elapsed beyond the judge's own wall time: queue, resubmissions) and on the nodes.
 json executor_block(const std::vector<JudgeOutcome>& parts, double elapsed, double wall) {
@@ -179,8 +286,27 @@ Expected<JudgeOutcome> ClusterJudgeService::judge(const JudgeCall& call) {
   const double t0 = m_clock.now();
   TEMPER_TRY_ASSIGN(auto outcomes, run_jobs(jobs));
   const double elapsed = m_clock.now() - t0;
-  JudgeOutcome out = outcomes.front();
-  out.report["executor"] = executor_block(outcomes, elapsed, out.report.value("summary", json::object()).value("wall_seconds", 0.0));
+  TEMPER_TRY(one_node_class(outcomes, "judgement"));
+  std::vector<json> parts;
+  std::vector<int64_t> order;
+  double longest = 0;
+  std::string notes;
+  for (const auto& o : outcomes) {
+    parts.push_back(o.report);
+    longest = std::max(longest, o.report.value("summary", json::object()).value("wall_seconds", 0.0));
+    if (!o.note.empty() && notes.find(o.note) == std::string::npos) notes += (notes.empty() ? "" : "; ") + o.note;
+  }
+  // The case order the call asked for, or the task's.
+  order = call.cases;
+  if (order.empty() && parts.size() > 1) {
+    if (auto task = core::load_task(call.task_dir)) {
+      for (const auto& c : task->cases) order.push_back(c.id);
+    }
+  }
+  JudgeOutcome out;
+  out.report = parts.size() == 1 ? parts.front() : merge_judge_reports(parts, order, longest);
+  out.report["executor"] = executor_block(outcomes, elapsed, longest);
+  out.note = notes;
   if (!out.note.empty()) out.report["campaign_note"] = out.note;
   return out;
 }
@@ -190,15 +316,7 @@ Expected<JudgeOutcome> ClusterJudgeService::probe_grid(const JudgeCall& call) {
   const double t0 = m_clock.now();
   TEMPER_TRY_ASSIGN(auto outcomes, run_jobs(jobs));
   const double elapsed = m_clock.now() - t0;
-  // Speedups are ratios timed within one node each; ranking them across nodes is sound only
-  // when the nodes are of one class.
-  std::set<std::string> classes;
-  for (const auto& o : outcomes) classes.insert(o.report["executor"]["node"].value("target_class", ""));
-  if (classes.size() > 1) {
-    return fail("the probe's parts ran on nodes of different classes ({}): their speedups are not comparable; "
-                "keep the campaign on one class of node with --constraint",
-                fmt::join(classes, ", "));
-  }
+  TEMPER_TRY(one_node_class(outcomes, "probe"));
   std::vector<json> parts;
   double longest = 0;
   for (const auto& o : outcomes) {

@@ -1,9 +1,10 @@
 // The JudgeService that sends judge runs to a Slurm cluster (`temper run --executor slurm`):
-// each judgement is one job (job.json under CAMPAIGN/jobs/KEY, run on a node as
-// `temper job run DIR`), and a probe of many variants is split into up to --max-jobs jobs that
-// run at once, their reports merged into one ranking. Both arms of every pair are timed inside one
-// job, on one node; each report says which node (fingerprint and target class) under "executor",
-// and a probe whose parts ran on nodes of different classes is an error, not a ranking. The
+// each judgement is a job (job.json under CAMPAIGN/jobs/KEY, run on a node as
+// `temper job run DIR`); a gate on several cases has its cases, and a probe its variants, shared
+// out over up to --max-jobs jobs that run at once, their reports merged into one. Both arms of
+// every pair, and every timing job of a case, run inside one job on one node; each report says
+// which node (fingerprint and target class) under "executor", and a judgement whose parts ran
+// on nodes of different classes is an error, not a ranking or a geometric mean. The
 // roofline is the node's own: the job carries the knowledge-base roots and the node reads the
 // figures certified for its class. Disassembly (no timing) runs here.
 #pragma once
@@ -51,9 +52,15 @@ private:
   util::Clock& m_clock;
 };
 
+// One judge report from the reports of a gate's parts (its cases shared out over jobs): every
+// case in `order`, the summary's counts, and the timing aggregate recomputed by the judge's rule
+// (judge::aggregate_cases over each case's first measurement job and its verdict); wall_seconds
+// the longest part's (they ran at once).
+nlohmann::json merge_judge_reports(const std::vector<nlohmann::json>& parts, const std::vector<int64_t>& order, double wall_seconds);
+
 // One probe report from the reports of a probe's parts: every variant, ranked again (timed
 // fastest first by speedup, then the rest), counts and best recomputed, and wall_seconds the
-// given elapsed time (the parts ran at once).
+// longest part's (they ran at once).
 nlohmann::json merge_probe_reports(const std::vector<nlohmann::json>& parts, double wall_seconds);
 
 } // namespace temper::campaign

@@ -64,8 +64,31 @@ struct RunArgs {
   bool no_vs_torch = false;
   bool quiet = false;
   std::string threads; // empty: temper.yaml's
-  exec::ExecutorSettings executor;
+  // --executor and its options; empty or 0: temper.yaml's `executor`, else local.
+  std::string executor, partition, account, constraint;
+  int max_jobs = 0;
 };
+
+// Where the campaign's judge runs go: temper.yaml's `executor`, with what the command line gives
+// over it.
+Expected<exec::ExecutorSettings> executor_settings(const RunArgs& a, const fs::path& task_dir) {
+  exec::ExecutorSettings s;
+  if (auto task = core::load_task(task_dir); task && task->config.executor.is_object()) {
+    auto from_yaml = exec::ExecutorSettings::from_json(task->config.executor);
+    if (!from_yaml) return fail("temper.yaml executor: {}", from_yaml.error().message);
+    s = *from_yaml;
+  }
+  if (!a.executor.empty()) {
+    if (a.executor == "local") s = exec::ExecutorSettings{}; // nothing of a cluster's settings applies
+    s.kind = a.executor;
+  }
+  if (!a.partition.empty()) s.partition = a.partition;
+  if (!a.account.empty()) s.account = a.account;
+  if (!a.constraint.empty()) s.constraint = a.constraint;
+  if (a.max_jobs > 0) s.max_jobs = a.max_jobs;
+  TEMPER_TRY(s.validate());
+  return s;
+}
 
 // "90", "90s", "30m", "4h" -> seconds.
 Expected<double> parse_duration(const std::string& text) {
@@ -276,11 +299,12 @@ int run_campaign(const RunArgs& a) {
   c.triggers.teacher_turns = a.teacher_turns;
   c.sandbox = !a.no_sandbox;
   c.vs_torch = !a.no_vs_torch;
-  if (auto st = a.executor.validate(); !st) {
-    std::cerr << "temper: " << st.error().message << "\n";
+  if (auto executor = executor_settings(a, c.task_dir); !executor) {
+    std::cerr << "temper: " << executor.error().message << "\n";
     return kExitUsage;
+  } else {
+    c.executor = *executor;
   }
-  c.executor = a.executor;
   if (!a.reference.empty()) {
     fs::path ref = a.reference;
     // A bare name is a file of the task (--reference reference_v2.cpp).
@@ -397,12 +421,14 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_flag("--no-vs-torch", a->no_vs_torch,
                 "Leave the final report's \"vs PyTorch\" column out (by default the final kernel is also timed against the task's "
                 "PyTorch function, where it has one)");
-  run->add_option("--executor", a->executor.kind, "Where judge runs go: local (here) or slurm (a cluster's nodes, docs/scale-out.md)")->capture_default_str();
-  run->add_option("--partition", a->executor.partition, "--executor slurm: the partition");
-  run->add_option("--account", a->executor.account, "--executor slurm: the account");
-  run->add_option("--constraint", a->executor.constraint, "--executor slurm: node features; keep the campaign on one class of node");
-  run->add_option("--max-jobs", a->executor.max_jobs, "--executor slurm: jobs queued or running at once (a probe's variants are shared out over them)")
-      ->capture_default_str();
+  run->add_option("--executor", a->executor,
+                  "Where judge runs go: local (here) or slurm (a cluster's nodes, docs/scale-out.md); default: temper.yaml's executor, else local");
+  run->add_option("--partition", a->partition, "--executor slurm: the partition");
+  run->add_option("--account", a->account, "--executor slurm: the account");
+  run->add_option("--constraint", a->constraint, "--executor slurm: node features; keep the campaign on one class of node");
+  run->add_option("--max-jobs", a->max_jobs,
+                  "--executor slurm: jobs queued or running at once; a gate's cases and a probe's variants are shared out over them (default 4)")
+      ->check(CLI::Range(1, 1000));
   run->add_flag("--quiet,-q", a->quiet, "No progress lines on stderr");
   run->callback([a, &action] { action = [a] { return run_campaign(*a); }; });
 

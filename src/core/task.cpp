@@ -316,6 +316,7 @@ nlohmann::json TemperConfig::to_json() const {
       {"in_place", in_place},
       {"allowed_libraries", allowed_libraries},
       {"timing", timing},
+      {"executor", executor},
       {"constraints", cons}};
   if (threads_all) j["threads_requested"] = "all";
   j["cost"] =

@@ -171,6 +171,9 @@ struct TemperConfig {
   std::vector<std::string> allowed_libraries;                // beyond the defaults
   std::vector<std::string> allowed_cuda_features;            // CUDA candidates: "streams", "l2_persistence"
   nlohmann::json timing = nlohmann::json::object();         // timing overrides, kept verbatim
+  // Where a campaign on this task sends its judge runs unless `temper run` says otherwise
+  // (docs/scale-out.md): kind (local|slurm), partition, account, constraint, max_jobs; null: not given.
+  nlohmann::json executor;
   std::optional<CostModel> cost;
   std::map<int64_t, double> hardware_bound_us;               // case id -> hardware lower bound (us)
   int trials = 3;                                            // correctness trials per case

@@ -29,7 +29,7 @@ public:
     }
     check_keys(root,
                {"schema_version", "golden", "reference", "tolerance", "threads", "trials",
-                "in_place", "allowed_libraries", "allowed_cuda_features", "timing", "constraints", "cost", "hardware_bound_us"},
+                "in_place", "allowed_libraries", "allowed_cuda_features", "timing", "constraints", "cost", "hardware_bound_us", "executor"},
                "temper.yaml", m_file, m_diags);
     read_version(root);
     if (const YAML::Node n = root["golden"]; n.IsDefined())
@@ -72,6 +72,8 @@ public:
     }
     if (const YAML::Node n = root["constraints"]; n.IsDefined())
       read_constraints(n);
+    if (const YAML::Node n = root["executor"]; n.IsDefined())
+      read_executor(n);
     if (const YAML::Node n = root["cost"]; n.IsDefined())
       read_cost(n);
     if (const YAML::Node n = root["hardware_bound_us"]; n.IsDefined())
@@ -82,6 +84,34 @@ public:
 private:
   void error(const YAML::Node& at, std::string msg) {
     report(m_diags, m_file, line_of(at), std::move(msg));
+  }
+
+  void read_executor(const YAML::Node& n) {
+    if (!n.IsMap()) {
+      error(n, "executor must be a map, e.g. {kind: slurm, partition: cpu, max_jobs: 8}");
+      return;
+    }
+    check_keys(n, {"kind", "partition", "account", "constraint", "max_jobs"}, "executor", m_file, m_diags);
+    nlohmann::json e = nlohmann::json::object();
+    if (const YAML::Node k = n["kind"]; k.IsDefined()) {
+      auto kind = read_text(k, "executor.kind");
+      if (kind && *kind != "local" && *kind != "slurm")
+        error(k, fmt::format("executor.kind must be local or slurm, not '{}'", *kind));
+      else if (kind)
+        e["kind"] = *kind;
+    }
+    for (const char* key : {"partition", "account", "constraint"}) {
+      if (const YAML::Node v = n[key]; v.IsDefined()) {
+        if (auto text = read_text(v, fmt::format("executor.{}", key))) e[key] = *text;
+      }
+    }
+    if (auto jobs = read_int(n, "max_jobs")) {
+      if (*jobs < 1 || *jobs > 1000)
+        error(n["max_jobs"], fmt::format("executor.max_jobs must be 1 to 1000, got {}", *jobs));
+      else
+        e["max_jobs"] = *jobs;
+    }
+    m_cfg.executor = e;
   }
 
   void read_version(const YAML::Node& root) {

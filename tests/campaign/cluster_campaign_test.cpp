@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace temper::campaign::cluster_campaign_test {
@@ -23,14 +24,14 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   util::TempDir tmp("temper-campaign-cluster");
   json plan = test_plan("rows");
   plan["milestones"][1]["acceptance"]["performance"]["min_speedup"] = 0.01;
-  plan["milestones"][1]["acceptance"]["performance"]["cases"] = {13};
+  plan["milestones"][1]["acceptance"]["performance"]["cases"] = {7, 13};
   plan["milestones"].erase(2);
   const fs::path task = make_task(tmp.path(), {plan});
   const std::string good = *util::read_file(source_dir() / "tasks" / "swi_glu" / "kernels" / "rows.cpp");
 
   CampaignConfig c = test_config(task, 1);
   c.student = "scripted";
-  c.judge.cases = {13};
+  c.judge.cases = {7, 13};
   c.judge.cap_s = 0.3;
   c.judge.cache_mode = "warm";
   c.judge.measure_jobs = 1;
@@ -101,6 +102,14 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   // Every report says where it ran.
   json gate = json::parse(*util::read_file(r1 / "attempts" / "0003" / "report.json"));
   EXPECT_EQ(result(3)["status"], "accepted") << result(3).dump(2);
+  // The gate's two cases ran as two jobs, each case with its measurement and confirmation job,
+  // and came back as one report in the campaign's order.
+  EXPECT_EQ(gate["executor"]["parts"], 2);
+  ASSERT_EQ(gate["cases"].size(), 2u);
+  EXPECT_EQ(gate["cases"][0]["case_id"], 7);
+  EXPECT_EQ(gate["cases"][1]["case_id"], 13);
+  EXPECT_EQ(gate["timing"]["cases_timed"], 2);
+  EXPECT_EQ(gate["cases"][1]["timing"]["jobs"].size(), 2u);
   EXPECT_EQ(gate["executor"]["node"]["hostname"], util::host_info().hostname);
   EXPECT_EQ(gate["executor"]["node"]["target_class"], kb::current_target().target_class());
   EXPECT_EQ(gate["executor"]["jobs"][0]["attempts"][0]["node"], "fakenode");
@@ -109,11 +118,57 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   // time spent waiting on the cluster.
   auto t = (*o)->ledger().totals();
   ASSERT_TRUE(t.has_value());
-  // Reference times, M0's correctness (submitted twice), M1's probe (2 jobs) and its gate.
-  EXPECT_EQ(t->cluster_jobs, 1 + 2 + 2 + 1) << progress.str();
+  // Reference times, M0's correctness (submitted twice), M1's probe and its gate (2 jobs each).
+  EXPECT_EQ(t->cluster_jobs, 1 + 2 + 2 + 2) << progress.str();
   EXPECT_EQ(t->cluster_failed, 1);
   EXPECT_GT(t->queue_s, 0);
   EXPECT_NE(progress.str().find("PREEMPTED"), std::string::npos) << progress.str();
+}
+
+json timed_case(int64_t id, double speedup, const std::string& verdict) {
+  return {{"case_id", id},
+          {"status", "PASSED"},
+          {"timing",
+           {{"verdict", verdict},
+            {"speedup", speedup},
+            {"cann_bench_score", 0.75},
+            {"jobs", {{{"kind", "measurement"}, {"estimate", {{"n", 30}, {"speedup", speedup}, {"ci", {speedup * 0.9, speedup * 1.1}}, {"half_width_log", 0.1}}}}}}}}};
+}
+
+json part(std::vector<json> cases, double wall) {
+  return {{"kind", "temper.judge.report"},
+          {"summary", {{"wall_seconds", wall}, {"compile_seconds", 1.0}, {"golden_compile_seconds", 0.5}}},
+          {"cases", cases},
+          {"timing", {{"tier", "gate"}, {"noise_floor", 0.01}, {"verdicts", {{"FASTER", 0}}}}}};
+}
+
+// A gate whose cases ran as two jobs is one report again: the cases in the order asked for, the
+// counts of both, and the geometric mean and its interval by the judge's own rule over all of them.
+TEST(ClusterCampaignTest, AGatesPartsMergeIntoOneReport) {
+  const json a = part({timed_case(1, 2.0, "FASTER"), timed_case(3, 1.0, "SAME")}, 10);
+  json b = part({timed_case(2, 8.0, "FASTER")}, 12);
+  b["cases"].push_back({{"case_id", 4}, {"status", "INCORRECT_NUMERICAL"}});
+  const json m = merge_judge_reports({a, b}, {1, 2, 3, 4}, 12);
+  ASSERT_EQ(m["cases"].size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(m["cases"][i]["case_id"], i + 1);
+  EXPECT_EQ(m["summary"]["cases"], 4);
+  EXPECT_EQ(m["summary"]["passed"], 3);
+  EXPECT_EQ(m["summary"]["all_passed"], false);
+  EXPECT_EQ(m["summary"]["status_counts"]["INCORRECT_NUMERICAL"], 1);
+  EXPECT_DOUBLE_EQ(m["summary"]["wall_seconds"].get<double>(), 12);
+  EXPECT_DOUBLE_EQ(m["summary"]["compile_seconds"].get<double>(), 2);
+  EXPECT_EQ(m["timing"]["cases_timed"], 3);
+  EXPECT_NEAR(m["timing"]["geomean_speedup"].get<double>(), std::cbrt(2.0 * 8.0 * 1.0), 1e-12);
+  // sqrt(3 * 0.1^2) / 3 in log units around the mean.
+  const double half = std::sqrt(3 * 0.01) / 3;
+  EXPECT_NEAR(m["timing"]["geomean_ci"][0].get<double>(), std::cbrt(16.0) * std::exp(-half), 1e-9);
+  EXPECT_EQ(m["timing"]["verdicts"]["FASTER"], 2);
+  EXPECT_EQ(m["timing"]["verdicts"]["SAME"], 1);
+  EXPECT_DOUBLE_EQ(m["timing"]["cann_bench_score"].get<double>(), 0.75);
+  // Summarized as the orchestrator reads any gate.
+  const ReportSummary s = summarize_report(m);
+  EXPECT_EQ(s.faster, 2);
+  EXPECT_EQ(s.passed, 3);
 }
 
 } // namespace

@@ -597,6 +597,21 @@ TEST_F(TaskDirTest, ThreadsAllIsEveryCpuThisProcessMayUse) {
   expect_one(check_task(dir()), "temper.yaml", 2, "threads must be 1 to 4096 or 'all'");
 }
 
+TEST_F(TaskDirTest, ExecutorSaysWhereCampaignsSendTheirJudgeRuns) {
+  write("proto.yaml", kProto);
+  write("cases.yaml", kCase1);
+  write("temper.yaml", "schema_version: 1\nexecutor:\n  kind: slurm\n  partition: cpu\n  constraint: zen5\n  max_jobs: 8\n");
+  auto task = load_task(dir());
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->config.executor, nlohmann::json({{"kind", "slurm"}, {"partition", "cpu"}, {"constraint", "zen5"}, {"max_jobs", 8}}));
+  write("temper.yaml", "schema_version: 1\nexecutor:\n  kind: pbs\n");
+  expect_one(check_task(dir()), "temper.yaml", 3, "executor.kind must be local or slurm");
+  write("temper.yaml", "schema_version: 1\nexecutor:\n  kind: slurm\n  max_jobs: 0\n");
+  expect_one(check_task(dir()), "temper.yaml", 4, "executor.max_jobs must be 1 to 1000");
+  write("temper.yaml", "schema_version: 1\nexecutor:\n  kind: slurm\n  queue: fast\n");
+  expect_one(check_task(dir()), "temper.yaml", 4, "queue");
+}
+
 TEST(ThreadCount, ParsesCountsAndAllAndNamesWhatIsAccepted) {
   EXPECT_EQ(parse_thread_count("3").value(), 3);
   EXPECT_EQ(parse_thread_count("all").value(), usable_cpus());

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 #include <unistd.h>
@@ -170,6 +171,43 @@ TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
   EXPECT_GE(t->cluster_failed, 1);
   EXPECT_GE(t->cluster_jobs, 7);
   EXPECT_TRUE(fs::exists(dir / "final" / "summary.json"));
+}
+
+// Ctrl-C or kill of `temper run` while its jobs wait in the queue: it cancels them (scancel)
+// before it ends, as that signal would end it. The fake Slurm keeps the job pending forever.
+TEST(SlurmE2E, StoppingTemperCancelsTheJobsItSubmitted) {
+  util::TempDir tmp("temper-slurm-stop");
+  const fs::path slurm = tmp.path() / "slurm";
+  fs::create_directories(slurm);
+  ASSERT_TRUE(util::write_file_atomic(slurm / "plan", "pending\n"));
+  const fs::path dir = tmp.path() / "campaign";
+  const std::string script =
+      "'" + kBinary.string() + "' run '" + (kSource / "tasks" / "swi_glu").string() + "' --dir '" + dir.string() +
+      "' --cases 13 --no-vs-torch --executor slurm --quiet & pid=$!\n"
+      "for i in $(seq 1 600); do [ -s '" + (slurm / "submitted").string() + "' ] && break; sleep 0.1; done\n"
+      "sleep 0.3; kill -TERM $pid; wait $pid; echo \"exit=$?\"\n";
+  util::Command cmd;
+  cmd.argv = {"bash", "-c", script};
+  cmd.env_set = {{"PATH", (kSource / "tests" / "fixtures" / "slurm_fake").string() + ":" + std::getenv("PATH")},
+                 {"FAKE_SLURM_DIR", slurm.string()}};
+  cmd.timeout = std::chrono::seconds(120);
+  auto r = util::default_process_runner().run(cmd);
+  ASSERT_TRUE(r.ok()) << r.output;
+  // Ended by SIGTERM (143), after cancelling the job it had out.
+  EXPECT_NE(r.output.find("exit=143"), std::string::npos) << r.output;
+  const std::string submitted = util::read_file(slurm / "submitted").value_or("");
+  ASSERT_FALSE(submitted.empty()) << r.output;
+  EXPECT_EQ(util::read_file(slurm / "cancelled").value_or(""), submitted) << r.output;
+  // The record says why, and the campaign's state is there to resume.
+  bool recorded = false;
+  for (const auto& e : fs::directory_iterator(dir / "jobs")) {
+    const json rec = json::parse(util::read_file(e.path() / "submissions.json").value_or("{}"));
+    if (rec.value("attempts", json::array()).empty()) continue;
+    EXPECT_EQ(rec["attempts"][0]["state"], "CANCELLED") << rec.dump(2);
+    recorded = true;
+  }
+  EXPECT_TRUE(recorded);
+  EXPECT_TRUE(fs::exists(dir / "campaign.json"));
 }
 
 } // namespace slurm_e2e_test
