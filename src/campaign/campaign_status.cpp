@@ -1,6 +1,7 @@
 // `temper status CAMPAIGN`: read-only, from campaign.json, the round's plan and attempts, and
 // the ledger.
 #include "campaign/orchestrator.h"
+#include "exec/slurm_client.h"
 
 #include "util/fs.h"
 
@@ -91,6 +92,24 @@ Expected<json> campaign_status(const fs::path& dir) {
   out["costs"] = cost_breakdown(t, s.elapsed_s);
   out["counts"] = {{"compiles", t.compiles}, {"compile_cache_hits", t.compile_cache_hits}, {"judge_runs", t.judge_runs},
                    {"agent_turns", t.agent_turns}, {"revisions", t.revisions}, {"promotions", t.promotions}};
+  // Judge runs on a cluster that have not brought their result yet: what is queued or running
+  // now (or was, when temper stopped; `temper resume` waits for them).
+  if (c.config.executor.slurm()) {
+    json out_jobs = json::array();
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir / "jobs", ec)) {
+      if (fs::exists(e.path() / "result.json", ec)) continue;
+      auto text = util::read_file(e.path() / "submissions.json");
+      if (!text) continue;
+      const json rec = json::parse(*text, nullptr, false);
+      if (rec.is_discarded() || rec.value("attempts", json::array()).empty()) continue;
+      const json& a = rec["attempts"].back();
+      if (exec::slurm_state_final(a.value("state", ""))) continue;
+      out_jobs.push_back({{"job", rec.value("key", "")}, {"label", rec.value("label", "")}, {"slurm_id", a.value("slurm_id", "")},
+                          {"state", a.value("state", "")}, {"node", a.value("node", "")}, {"submission", a.value("number", 1)}});
+    }
+    out["cluster"] = {{"executor", c.config.executor.to_json()}, {"jobs_out", out_jobs}};
+  }
   const Budgets& b = c.config.budgets;
   out["budget"] = {{"wall_s", b.wall_s}, {"elapsed_s", s.elapsed_s},
                    {"wall_left_s", b.wall_s > 0 ? json(std::max(0.0, b.wall_s - s.elapsed_s)) : json()},
@@ -115,6 +134,18 @@ std::string format_status(const json& st) {
   s += "best verified speedup: " + (st["best_verified_speedup"].is_number() ? fmt::format("{:.3f}x over the starting reference", st["best_verified_speedup"].get<double>()) : std::string("none yet")) + "\n";
   for (const auto& r : st.value("rounds_done", json::array())) s += fmt::format("round {}: {}\n", r.value("round", 0), r.value("note", ""));
   s += format_costs(st["costs"]);
+  if (st.contains("cluster")) {
+    const json& cl = st["cluster"];
+    const json& ex = cl["executor"];
+    s += fmt::format("cluster: Slurm{}{}, up to {} job(s) at once; {} out now\n",
+                     ex.contains("partition") ? " partition " + ex["partition"].get<std::string>() : std::string(),
+                     ex.contains("constraint") ? " constraint " + ex["constraint"].get<std::string>() : std::string(), ex.value("max_jobs", 0),
+                     cl["jobs_out"].size());
+    for (const auto& j : cl["jobs_out"]) {
+      s += fmt::format("  Slurm job {} {}{}: {}\n", j.value("slurm_id", ""), j.value("state", ""),
+                       j.value("node", "").empty() ? std::string() : " on " + j.value("node", ""), j.value("label", ""));
+    }
+  }
   const json& b = st["budget"];
   s += fmt::format("budget: {:.0f} s elapsed{}{}; per-job limit {:.0f} s\n", b.value("elapsed_s", 0.0),
                    b["wall_left_s"].is_number() ? fmt::format(", {:.0f} s left", b["wall_left_s"].get<double>()) : std::string(", no wall limit"),

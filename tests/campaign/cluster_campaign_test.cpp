@@ -123,6 +123,13 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   EXPECT_EQ(t->cluster_failed, 1);
   EXPECT_GT(t->queue_s, 0);
   EXPECT_NE(progress.str().find("PREEMPTED"), std::string::npos) << progress.str();
+  // Status names the cluster; nothing is out once the campaign is done.
+  auto st = campaign_status(tmp.path() / "campaign");
+  ASSERT_TRUE(st.has_value()) << st.error().message;
+  EXPECT_EQ((*st)["cluster"]["executor"]["kind"], "slurm");
+  EXPECT_TRUE((*st)["cluster"]["jobs_out"].empty());
+  EXPECT_NE(format_status(*st).find("cluster: Slurm, up to 2 job(s) at once; 0 out now"), std::string::npos) << format_status(*st);
+  EXPECT_NE(format_status(*st).find(", queue "), std::string::npos) << format_status(*st);
 }
 
 json timed_case(int64_t id, double speedup, const std::string& verdict) {
