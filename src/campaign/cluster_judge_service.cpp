@@ -281,58 +281,38 @@ json executor_block(const std::vector<JudgeOutcome>& parts, double elapsed, doub
 
 } // namespace
 
-Expected<JudgeOutcome> ClusterJudgeService::judge(const JudgeCall& call) {
-  TEMPER_TRY_ASSIGN(auto jobs, jobs_for(call, false));
+Expected<JudgeOutcome> ClusterJudgeService::run_merged(const JudgeCall& call, bool probe) {
+  TEMPER_TRY_ASSIGN(auto jobs, jobs_for(call, probe));
   const double t0 = m_clock.now();
   TEMPER_TRY_ASSIGN(auto outcomes, run_jobs(jobs));
   const double elapsed = m_clock.now() - t0;
-  TEMPER_TRY(one_node_class(outcomes, "judgement"));
+  TEMPER_TRY(one_node_class(outcomes, probe ? "probe" : "judgement"));
   std::vector<json> parts;
-  std::vector<int64_t> order;
-  double longest = 0;
+  double longest = 0; // the parts ran at once: the run's wall time is its longest part's
   std::string notes;
   for (const auto& o : outcomes) {
     parts.push_back(o.report);
     longest = std::max(longest, o.report.value("summary", json::object()).value("wall_seconds", 0.0));
     if (!o.note.empty() && notes.find(o.note) == std::string::npos) notes += (notes.empty() ? "" : "; ") + o.note;
   }
-  // The case order the call asked for, or the task's.
-  order = call.cases;
-  if (order.empty() && parts.size() > 1) {
-    if (auto task = core::load_task(call.task_dir)) {
-      for (const auto& c : task->cases) order.push_back(c.id);
-    }
-  }
   JudgeOutcome out;
-  out.report = parts.size() == 1 ? parts.front() : merge_judge_reports(parts, order, longest);
+  if (parts.size() == 1) {
+    out.report = parts.front();
+  } else if (probe) {
+    out.report = merge_probe_reports(parts, longest);
+  } else {
+    // The case order the call asked for, or the task's.
+    std::vector<int64_t> order = call.cases;
+    if (order.empty()) {
+      if (auto task = core::load_task(call.task_dir)) {
+        for (const auto& c : task->cases) order.push_back(c.id);
+      }
+    }
+    out.report = merge_judge_reports(parts, order, longest);
+  }
   out.report["executor"] = executor_block(outcomes, elapsed, longest);
   out.note = notes;
   if (!out.note.empty()) out.report["campaign_note"] = out.note;
-  return out;
-}
-
-Expected<JudgeOutcome> ClusterJudgeService::probe_grid(const JudgeCall& call) {
-  TEMPER_TRY_ASSIGN(auto jobs, jobs_for(call, true));
-  const double t0 = m_clock.now();
-  TEMPER_TRY_ASSIGN(auto outcomes, run_jobs(jobs));
-  const double elapsed = m_clock.now() - t0;
-  TEMPER_TRY(one_node_class(outcomes, "probe"));
-  std::vector<json> parts;
-  double longest = 0;
-  for (const auto& o : outcomes) {
-    parts.push_back(o.report);
-    longest = std::max(longest, o.report.value("summary", json::object()).value("wall_seconds", 0.0));
-  }
-  JudgeOutcome out;
-  // The parts ran at once: the probe's wall time is its longest part's.
-  out.report = parts.size() == 1 ? parts.front() : merge_probe_reports(parts, longest);
-  out.report["executor"] = executor_block(outcomes, elapsed, longest);
-  std::string notes;
-  for (const auto& o : outcomes) {
-    if (!o.note.empty() && notes.find(o.note) == std::string::npos) notes += (notes.empty() ? "" : "; ") + o.note;
-  }
-  out.note = notes;
-  if (!notes.empty()) out.report["campaign_note"] = notes;
   return out;
 }
 

@@ -33,8 +33,8 @@ public:
                       util::Clock& clock)
       : m_settings(std::move(settings)), m_options(std::move(options)), m_executor(executor), m_local(local), m_clock(clock) {}
 
-  Expected<JudgeOutcome> judge(const JudgeCall& call) override;
-  Expected<JudgeOutcome> probe_grid(const JudgeCall& call) override;
+  Expected<JudgeOutcome> judge(const JudgeCall& call) override { return run_merged(call, false); }
+  Expected<JudgeOutcome> probe_grid(const JudgeCall& call) override { return run_merged(call, true); }
   Expected<std::string> disassemble(const JudgeCall& call) override { return m_local.disassemble(call); }
   bool has_job(const JudgeCall& call, bool probe) const override;
 
@@ -42,6 +42,8 @@ public:
   Expected<std::vector<JudgeJob>> jobs_for(const JudgeCall& call, bool probe) const;
 
 private:
+  // The call's jobs run, and their reports merged into one with its "executor" object.
+  Expected<JudgeOutcome> run_merged(const JudgeCall& call, bool probe);
   Expected<std::vector<JudgeOutcome>> run_jobs(const std::vector<JudgeJob>& jobs);
   exec::JobSpec spec_for(const JudgeJob& job) const;
 
