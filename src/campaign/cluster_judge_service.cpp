@@ -158,8 +158,7 @@ Expected<std::vector<JudgeJob>> ClusterJudgeService::jobs_for(const JudgeCall& c
   JudgeJob base;
   base.op = probe ? "probe_grid" : "judge";
   base.settings = m_settings;
-  base.call = call;
-  base.call.progress = false; // no one reads a node's stderr as it goes
+  base.call = call; // progress lines, where asked for, go to the job's slurm-ID.out
   base.kb_roots = m_options.kb_roots;
   if (!probe) {
     // A gate on several cases: its cases shared out, each part with its measurement and

@@ -87,7 +87,13 @@ Expected<JudgeJob> JudgeJob::from_json(const json& j) {
   return job;
 }
 
-std::string JudgeJob::key() const { return util::hash_hex(to_json().dump()).substr(0, 16); }
+std::string JudgeJob::key() const {
+  // The candidate's content too: a path names a file, and the same job on another file is
+  // another job.
+  std::string text = to_json().dump();
+  if (!call.candidate.empty()) text += util::read_file(call.candidate).value_or("");
+  return util::hash_hex(text).substr(0, 16);
+}
 
 json node_facts() {
   const auto& t = kb::current_target();

@@ -30,7 +30,8 @@ struct JudgeJob {
 
   nlohmann::json to_json() const;
   static Expected<JudgeJob> from_json(const nlohmann::json& j);
-  // 16 hex digits over the whole job: the same job twice is one directory (resume attaches).
+  // 16 hex digits over the whole job and the candidate's content: the same job twice is one
+  // directory (resume attaches, a finished one is read back).
   std::string key() const;
 };
 

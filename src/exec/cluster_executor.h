@@ -58,8 +58,9 @@ struct JobOutcome {
 };
 
 struct ExecutorTiming {
-  double poll_s = 1;          // first wait between squeue calls
-  double max_poll_s = 5;      // the wait grows to this while nothing changes
+  double result_check_s = 0.2; // how often result files are looked for (a stat each)
+  double poll_s = 2;           // first wait between squeue calls
+  double max_poll_s = 10;      // the wait grows to this while nothing changes
   double vanish_grace_s = 15; // a job gone from squeue, or ended, without its result file: how long to wait for the file (shared filesystems lag)
   int max_resubmits = 2;
 };

@@ -53,6 +53,7 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   exec::SlurmClient client(c.executor, util::default_process_runner());
   util::SteadyClock clock;
   exec::ExecutorTiming timing;
+  timing.result_check_s = 0.05;
   timing.poll_s = 0.1;
   timing.max_poll_s = 0.2;
   timing.vanish_grace_s = 0.5;

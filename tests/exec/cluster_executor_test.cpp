@@ -33,6 +33,7 @@ struct FakeCluster {
     settings.bin_dir = fs::path(TEMPER_SOURCE_DIR) / "tests/fixtures/slurm_fake";
     client = std::make_unique<SlurmClient>(settings, util::default_process_runner());
     ExecutorTiming timing;
+    timing.result_check_s = 0.05;
     timing.poll_s = 0.05;
     timing.max_poll_s = 0.1;
     timing.vanish_grace_s = 0.2;
