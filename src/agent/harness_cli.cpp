@@ -42,6 +42,7 @@ int harness_cli_main(int argc, char** argv) {
   auto* probe = app.add_subcommand("probe", "exploration run of a candidate: correctness and time vs the reference");
   probe->add_option("FILE", file, "candidate source file in the workspace")->required();
   add_case(probe);
+  probe->add_option("--cases", request.cases, "several case ids at once, e.g. 2,15,18 (instead of --case)")->delimiter(',');
   probe->add_option("--grid", request.grid, "knob axis NAME=v1,v2,... (repeatable)");
   std::vector<std::string> variant_texts;
   probe->add_option("--variant", variant_texts, "one variant NAME=v,NAME2=w (repeatable; instead of --grid)");
@@ -68,6 +69,10 @@ int harness_cli_main(int argc, char** argv) {
   request.op = app.get_subcommands().front()->get_name();
   if (!file.empty()) request.file = absolute_file(file);
   if (case_id >= 0) request.case_id = case_id;
+  if (request.case_id && !request.cases.empty()) {
+    std::cerr << "harness: give --case or --cases, not both\n";
+    return kHarnessExitUsage;
+  }
   for (const auto& w : words) request.text += (request.text.empty() ? "" : " ") + w;
   for (const auto& axis : request.grid) {
     if (auto ok = validate_grid_axis(axis); !ok) {

@@ -96,6 +96,7 @@ json HarnessRequest::to_json() const {
   json j = {{"protocol", kHarnessProtocolVersion}, {"op", op}};
   if (!file.empty()) j["file"] = file.string();
   if (case_id) j["case"] = *case_id;
+  if (!cases.empty()) j["cases"] = cases;
   if (!grid.empty()) j["grid"] = grid;
   if (!variants.empty()) j["variants"] = variants;
   if (!text.empty()) j["text"] = text;
@@ -106,7 +107,7 @@ Expected<HarnessRequest> HarnessRequest::from_json(const json& j) {
   if (!j.is_object()) return fail("a request must be a JSON object, got {}", j.type_name());
   TEMPER_TRY(check_protocol(j));
   for (const auto& [key, value] : j.items()) {
-    if (key != "protocol" && key != "op" && key != "file" && key != "case" && key != "grid" && key != "variants" && key != "text") {
+    if (key != "protocol" && key != "op" && key != "file" && key != "case" && key != "cases" && key != "grid" && key != "variants" && key != "text") {
       return fail("unknown request field \"{}\"", key);
     }
   }
@@ -128,6 +129,16 @@ Expected<HarnessRequest> HarnessRequest::from_json(const json& j) {
     if (!takes_case(r.op)) return fail("op \"{}\" takes no case", r.op);
     if (!c->is_number_integer() || c->get<int64_t>() < 0) return fail("\"case\" must be a non-negative integer");
     r.case_id = c->get<int64_t>();
+  }
+
+  if (auto cs = j.find("cases"); cs != j.end()) {
+    if (r.op != "probe") return fail("op \"{}\" takes no cases", r.op);
+    if (r.case_id) return fail("a probe takes \"case\" or \"cases\", not both");
+    if (!cs->is_array() || cs->empty()) return fail("\"cases\" must be a non-empty array of case ids");
+    for (const auto& c : *cs) {
+      if (!c.is_number_integer() || c.get<int64_t>() < 0) return fail("\"cases\" must be a non-empty array of case ids");
+      r.cases.push_back(c.get<int64_t>());
+    }
   }
 
   if (auto g = j.find("grid"); g != j.end()) {

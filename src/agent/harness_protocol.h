@@ -26,6 +26,9 @@ struct HarnessRequest {
   std::string op;
   std::filesystem::path file;              // candidate file, relative to the workspace or absolute inside it
   std::optional<int64_t> case_id;          // --case N
+  // probe only, instead of a case: several cases at once (--cases 2,15,18), each timed apart;
+  // on a cluster they run as jobs side by side (a tuner's whole successive-halving rung).
+  std::vector<int64_t> cases;
   std::vector<std::string> grid;           // each "NAME=v1,v2,..."
   // probe only, instead of a grid: explicit variants, each NAME -> value for the kernel's
   // knobs (JSON: [{"UNROLL":"2","NT_STORES":"1"}, ...]; numbers are taken as their text).

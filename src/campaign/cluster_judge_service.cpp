@@ -207,13 +207,17 @@ bool ClusterJudgeService::has_job(const JudgeCall& call, bool probe) const {
   return false;
 }
 
-Expected<std::vector<JudgeOutcome>> ClusterJudgeService::run_jobs(const std::vector<JudgeJob>& jobs) {
+std::vector<Expected<JudgeOutcome>> ClusterJudgeService::run_jobs(const std::vector<JudgeJob>& jobs) {
   std::vector<exec::JobSpec> specs;
   for (const auto& job : jobs) {
     exec::JobSpec spec = spec_for(job);
     std::error_code ec;
     fs::create_directories(spec.dir, ec);
-    if (!fs::exists(spec.dir / "job.json", ec)) TEMPER_TRY(util::write_file_atomic(spec.dir / "job.json", job.to_json().dump(2) + "\n"));
+    if (!fs::exists(spec.dir / "job.json", ec)) {
+      if (auto st = util::write_file_atomic(spec.dir / "job.json", job.to_json().dump(2) + "\n"); !st) {
+        return std::vector<Expected<JudgeOutcome>>(jobs.size(), tl::unexpected(st.error()));
+      }
+    }
     specs.push_back(std::move(spec));
   }
   std::vector<exec::JobOutcome> outcomes;
@@ -224,27 +228,28 @@ Expected<std::vector<JudgeOutcome>> ClusterJudgeService::run_jobs(const std::vec
   }
   if (int sig = m_executor.stopped_by()) exec::StopSignals::reraise(sig);
 
-  std::vector<JudgeOutcome> out;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const exec::JobOutcome& o = outcomes[i];
-    if (!o.finished) return fail("cluster job {} ({}) gave no result: {}", specs[i].key, specs[i].label, o.error);
-    TEMPER_TRY_ASSIGN(json result, util::read_json(specs[i].dir / specs[i].result_file));
-    if (result.value("kind", "") != kJudgeJobResultKind) return fail("{}: not a judge job result", (specs[i].dir / specs[i].result_file).string());
-    json executor = o.to_json();
-    executor["kind"] = "slurm";
-    executor["job"] = specs[i].key;
-    executor["dir"] = specs[i].dir.string();
-    executor["node"] = result.value("node", json::object());
-    if (!result.value("ok", false)) {
-      return fail("the judge could not run on node {}: {}", result["node"].value("hostname", "?"), result.value("error", "no reason given"));
-    }
-    JudgeOutcome jo;
-    jo.report = result.at("report");
-    jo.report["executor"] = executor;
-    jo.note = result.value("note", "");
-    out.push_back(std::move(jo));
-  }
+  std::vector<Expected<JudgeOutcome>> out;
+  for (size_t i = 0; i < specs.size(); ++i) out.push_back(read_outcome(specs[i], outcomes[i]));
   return out;
+}
+
+Expected<JudgeOutcome> ClusterJudgeService::read_outcome(const exec::JobSpec& spec, const exec::JobOutcome& o) const {
+  if (!o.finished) return fail("cluster job {} ({}) gave no result: {}", spec.key, spec.label, o.error);
+  TEMPER_TRY_ASSIGN(json result, util::read_json(spec.dir / spec.result_file));
+  if (result.value("kind", "") != kJudgeJobResultKind) return fail("{}: not a judge job result", (spec.dir / spec.result_file).string());
+  json executor = o.to_json();
+  executor["kind"] = "slurm";
+  executor["job"] = spec.key;
+  executor["dir"] = spec.dir.string();
+  executor["node"] = result.value("node", json::object());
+  if (!result.value("ok", false)) {
+    return fail("the judge could not run on node {}: {}", result["node"].value("hostname", "?"), result.value("error", "no reason given"));
+  }
+  JudgeOutcome jo;
+  jo.report = result.at("report");
+  jo.report["executor"] = executor;
+  jo.note = result.value("note", "");
+  return jo;
 }
 
 namespace {
@@ -283,8 +288,50 @@ json executor_block(const std::vector<JudgeOutcome>& parts, double elapsed, doub
 Expected<JudgeOutcome> ClusterJudgeService::run_merged(const JudgeCall& call, bool probe) {
   TEMPER_TRY_ASSIGN(auto jobs, jobs_for(call, probe));
   const double t0 = m_clock.now();
-  TEMPER_TRY_ASSIGN(auto outcomes, run_jobs(jobs));
+  auto results = run_jobs(jobs);
+  return merge(call, probe, results, m_clock.now() - t0);
+}
+
+std::vector<Expected<JudgeOutcome>> ClusterJudgeService::probe_grids(const std::vector<JudgeCall>& calls) {
+  // Every call's jobs out at once (up to max_jobs running), then each call's parts merged.
+  std::vector<Expected<JudgeOutcome>> out;
+  std::vector<JudgeJob> all;
+  std::vector<std::pair<size_t, size_t>> slices; // per call: first job, count (count 0: jobs_for failed)
+  std::vector<std::optional<Error>> errors(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    auto jobs = jobs_for(calls[i], true);
+    if (!jobs) {
+      errors[i] = jobs.error();
+      slices.emplace_back(all.size(), 0);
+      continue;
+    }
+    slices.emplace_back(all.size(), jobs->size());
+    all.insert(all.end(), jobs->begin(), jobs->end());
+  }
+  const double t0 = m_clock.now();
+  auto results = run_jobs(all);
   const double elapsed = m_clock.now() - t0;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (errors[i]) {
+      out.push_back(tl::unexpected(*errors[i]));
+      continue;
+    }
+    std::vector<Expected<JudgeOutcome>> mine(results.begin() + static_cast<std::ptrdiff_t>(slices[i].first),
+                                             results.begin() + static_cast<std::ptrdiff_t>(slices[i].first + slices[i].second));
+    // The rung waited as a whole; each probe's queue share is the elapsed time beyond its own wall.
+    out.push_back(merge(calls[i], true, mine, elapsed));
+  }
+  return out;
+}
+
+Expected<JudgeOutcome> ClusterJudgeService::merge(const JudgeCall& call, bool probe, const std::vector<Expected<JudgeOutcome>>& results,
+                                                  double elapsed) const {
+  std::vector<JudgeOutcome> outcomes;
+  for (const auto& r : results) {
+    if (!r) return tl::unexpected(r.error());
+    outcomes.push_back(*r);
+  }
+  if (outcomes.empty()) return fail("no jobs for this judgement");
   TEMPER_TRY(one_node_class(outcomes, probe ? "probe" : "judgement"));
   std::vector<json> parts;
   double longest = 0; // the parts ran at once: the run's wall time is its longest part's

@@ -35,6 +35,8 @@ public:
 
   Expected<JudgeOutcome> judge(const JudgeCall& call) override { return run_merged(call, false); }
   Expected<JudgeOutcome> probe_grid(const JudgeCall& call) override { return run_merged(call, true); }
+  // A rung: every call's jobs submitted together, up to max_jobs at once.
+  std::vector<Expected<JudgeOutcome>> probe_grids(const std::vector<JudgeCall>& calls) override;
   Expected<std::string> disassemble(const JudgeCall& call) override { return m_local.disassemble(call); }
   bool has_job(const JudgeCall& call, bool probe) const override;
 
@@ -44,7 +46,11 @@ public:
 private:
   // The call's jobs run, and their reports merged into one with its "executor" object.
   Expected<JudgeOutcome> run_merged(const JudgeCall& call, bool probe);
-  Expected<std::vector<JudgeOutcome>> run_jobs(const std::vector<JudgeJob>& jobs);
+  // One outcome per job, in order; a signal while they are out cancels them and ends temper.
+  std::vector<Expected<JudgeOutcome>> run_jobs(const std::vector<JudgeJob>& jobs);
+  Expected<JudgeOutcome> read_outcome(const exec::JobSpec& spec, const exec::JobOutcome& o) const;
+  // One call's job outcomes as one report with its "executor" object.
+  Expected<JudgeOutcome> merge(const JudgeCall& call, bool probe, const std::vector<Expected<JudgeOutcome>>& results, double elapsed) const;
   exec::JobSpec spec_for(const JudgeJob& job) const;
 
   JudgeSettings m_settings;

@@ -68,6 +68,13 @@ public:
   // The sealed reference's disassembly summary (text), for the Teacher: its artifact for
   // call.cases[0] (or the task's first case).
   virtual Expected<std::string> disassemble(const JudgeCall& call) = 0;
+  // Several probes (a tuner's rung over several cases), one outcome per call in order: here one
+  // after another; a cluster runs their jobs side by side.
+  virtual std::vector<Expected<JudgeOutcome>> probe_grids(const std::vector<JudgeCall>& calls) {
+    std::vector<Expected<JudgeOutcome>> out;
+    for (const auto& c : calls) out.push_back(probe_grid(c));
+    return out;
+  }
   // Whether this call (probe: probe_grid) was handed to a cluster before and can be waited for
   // or read back: `temper resume` then runs the step again instead of calling it interrupted.
   virtual bool has_job(const JudgeCall& /*call*/, bool /*probe*/) const { return false; }

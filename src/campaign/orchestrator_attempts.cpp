@@ -11,6 +11,9 @@
 #include "util/json_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -174,7 +177,44 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
     TEMPER_TRY_ASSIGN(SealedReference ref, m_deps.references->get(intent.value("reference_id", m_file.state.reference_id)));
     std::vector<ReportSummary> summaries;
     json last_report;
+    json by_case = json::object(); // a probe of several cases: each case's variants
     std::string status;
+    auto make_call = [&](const json& step) {
+      JudgeCall call;
+      call.task_dir = m_file.config.task_dir;
+      call.candidate = dir / "candidate.cpp";
+      call.tier = step.at("tier");
+      if (call.tier != "correctness") {
+        set_reference(call, ref);
+        call.reference_seconds = measured_reference_seconds(m_dir, ref.id); // the cap fits its slowest case
+        call.roofline = m_deps.roofline;
+      }
+      call.cases = step.at("cases").get<std::vector<int64_t>>();
+      call.grid = step.value("grid", std::vector<std::string>());
+      call.variants = step.value("variants", std::vector<std::map<std::string, std::string>>());
+      call.time_limit_s = m_file.config.budgets.job_s;
+      return call;
+    };
+    const bool multi_probe = op == "probe" && intent.at("steps").size() > 1;
+    // A probe of several cases: every case's run goes to the judge at once (a cluster runs them
+    // side by side, a tuner's whole rung), then each is recorded as a single case's would be.
+    std::map<std::string, Expected<JudgeOutcome>> prefetched;
+    if (multi_probe) {
+      std::vector<JudgeCall> calls;
+      std::vector<std::string> names;
+      for (const auto& step : intent.at("steps")) {
+        const std::string name = step.at("report");
+        if (fs::exists(dir / name)) continue;
+        JudgeCall call = make_call(step);
+        if (resuming && !m_deps.judge->has_job(call, true)) continue; // the loop says it was interrupted
+        calls.push_back(std::move(call));
+        names.push_back(name);
+      }
+      if (!calls.empty()) {
+        auto outs = m_deps.judge->probe_grids(calls);
+        for (size_t i = 0; i < names.size() && i < outs.size(); ++i) prefetched.emplace(names[i], std::move(outs[i]));
+      }
+    }
     for (const auto& step : intent.at("steps")) {
       const std::string name = step.at("report");
       const fs::path file = dir / name;
@@ -182,28 +222,17 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
       if (fs::exists(file)) {
         TEMPER_TRY_ASSIGN(report, util::read_json(file)); // a finished run is never repeated
       } else {
-        JudgeCall call;
-        call.task_dir = m_file.config.task_dir;
-        call.candidate = dir / "candidate.cpp";
-        call.tier = step.at("tier");
-        if (call.tier != "correctness") {
-          set_reference(call, ref);
-          call.reference_seconds = measured_reference_seconds(m_dir, ref.id); // the cap fits its slowest case
-          call.roofline = m_deps.roofline;
-        }
-        call.cases = step.at("cases").get<std::vector<int64_t>>();
-        call.grid = step.value("grid", std::vector<std::string>());
-        call.variants = step.value("variants", std::vector<std::map<std::string, std::string>>());
-        call.time_limit_s = m_file.config.budgets.job_s;
+        JudgeCall call = make_call(step);
         const bool probe = !call.grid.empty() || !call.variants.empty();
+        auto ahead = prefetched.find(name);
         // A run handed to a cluster before temper stopped is waited for or read back; one that
         // ran here is gone with the process that ran it.
-        if (resuming && !m_deps.judge->has_job(call, probe)) {
+        if (ahead == prefetched.end() && resuming && !m_deps.judge->has_job(call, probe)) {
           status = "interrupted";
           result["reasons"].push_back("temper stopped while the judge ran; this attempt was not judged: submit again");
           break;
         }
-        auto out = probe ? m_deps.judge->probe_grid(call) : m_deps.judge->judge(call);
+        auto out = ahead != prefetched.end() ? std::move(ahead->second) : probe ? m_deps.judge->probe_grid(call) : m_deps.judge->judge(call);
         if (!out) {
           status = "error";
           result["reasons"].push_back("the judge could not run: " + out.error().message);
@@ -218,6 +247,11 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
       last_report = report;
       const ReportSummary& sm = summaries.back();
       result["seconds"] = result["seconds"].get<double>() + sm.wall_seconds;
+      if (multi_probe) {
+        const auto ids = step.at("cases").get<std::vector<int64_t>>();
+        if (!ids.empty() && report.value("kind", "") == "temper.probe.report") by_case[std::to_string(ids.front())] = probe_variants(report);
+        continue; // each case is a probe of its own: one that fails does not stop the others
+      }
       if (!sm.all_passed) break; // a failed correctness run ends the attempt before timing
     }
     if (status.empty() && !summaries.empty()) {
@@ -232,11 +266,14 @@ Status Orchestrator::finish_attempt(int n, bool resuming) {
       if (!last.best_variant.empty()) result["best_variant"] = last.best_variant;
       // Every variant of a probe, so a Student (the tuner) ranks them from the response.
       if (op == "probe" && last.kind == "temper.probe.report") result["variants"] = probe_variants(last_report);
+      if (multi_probe) result["variants_by_case"] = by_case;
       bool all_passed = true;
       for (const auto& sm : summaries) all_passed = all_passed && sm.all_passed;
       if (op == "probe") {
         status = "probe";
-        if (!all_passed) result["reasons"].push_back(summaries.back().first_failure);
+        for (const auto& sm : summaries) {
+          if (!sm.all_passed) result["reasons"].push_back(sm.first_failure);
+        }
       } else {
         // The acceptance decision, from the milestone's acceptance as it was when submitted.
         std::vector<std::string> reasons;
@@ -434,6 +471,8 @@ HarnessResponse Orchestrator::student_status() {
   if (auto ref = m_deps.references->get(s.reference_id)) body["reference_sha"] = ref->sha;
   const JudgeSettings& j = m_file.config.judge;
   body["measurement"] = {{"compiler", j.compiler}, {"flags", j.flags}, {"cache_mode", j.cache_mode}, {"cpus", j.cpus}};
+  // Where probes run: on a cluster, a probe of several cases (--cases) runs them side by side.
+  body["executor"] = m_file.config.executor.to_json();
   std::string msg = fmt::format("round {}, phase {}", s.round, phase_name(s.phase));
   if (m_plan && s.milestone < static_cast<int>(m_plan->milestones.size())) {
     const Milestone& m = m_plan->milestones[static_cast<size_t>(s.milestone)];
@@ -456,25 +495,37 @@ HarnessResponse Orchestrator::student_probe(const HarnessRequest& r) {
   if (!file) return reply(false, file.error().message);
   int64_t case_id = 0;
   if (r.case_id) case_id = *r.case_id;
+  else if (!r.cases.empty()) case_id = r.cases.front();
   else if (m.acceptance.performance && !m.acceptance.performance->cases.empty()) case_id = m.acceptance.performance->cases.front();
   else if (!m.acceptance.correctness_cases.empty()) case_id = m.acceptance.correctness_cases.front();
   else if (!m_file.config.judge.cases.empty()) case_id = m_file.config.judge.cases.front();
   else case_id = 1;
-  json step = {{"report", "report.json"}, {"tier", "probe"}, {"cases", {case_id}}, {"grid", r.grid}};
-  if (!r.variants.empty()) step["variants"] = r.variants;
-  json intent = {{"milestone", m.id}, {"file", r.file.string()}, {"steps", json::array({step})}};
+  // One step per case: each is a probe of its own (its own report), run side by side where the
+  // judge runs on a cluster.
+  std::vector<int64_t> cases = r.cases.empty() ? std::vector<int64_t>{case_id} : r.cases;
+  std::sort(cases.begin(), cases.end());
+  cases.erase(std::unique(cases.begin(), cases.end()), cases.end());
+  json steps = json::array();
+  for (int64_t c : cases) {
+    json step = {{"report", cases.size() == 1 ? std::string("report.json") : fmt::format("report-case-{}.json", c)},
+                 {"tier", "probe"}, {"cases", {c}}, {"grid", r.grid}};
+    if (!r.variants.empty()) step["variants"] = r.variants;
+    steps.push_back(step);
+  }
+  json intent = {{"milestone", m.id}, {"file", r.file.string()}, {"steps", steps}};
   auto n = begin_attempt("probe", intent, *file);
   if (!n) return reply(false, "temper could not record the probe: " + n.error().message);
   if (auto st = finish_attempt(*n, false); !st) return reply(false, st.error().message);
   if (auto st = apply_attempt(*n); !st) return reply(false, st.error().message);
   auto result = util::read_json(attempt_dir(*n) / "result.json");
   if (!result) return reply(false, result.error().message);
-  std::string msg = fmt::format("probe {} on case {}: {}", *n, case_id, result->value("status", ""));
+  const std::string on = cases.size() == 1 ? fmt::format("case {}", case_id) : fmt::format("cases {}", fmt::join(cases, ","));
+  std::string msg = fmt::format("probe {} on {}: {}", *n, on, result->value("status", ""));
   if ((*result)["speedup"].is_number()) msg += fmt::format(", speedup {:.3f}x over the reference", (*result)["speedup"].get<double>());
   if (result->contains("best_variant")) msg += fmt::format(" (best variant {})", (*result)["best_variant"].get<std::string>());
   for (const auto& reason : result->value("reasons", json::array())) msg += "\n  " + reason.get<std::string>();
   msg += fmt::format("\nfeedback/{:04}.md", *n);
-  say(fmt::format("round {}: {} probe (attempt {}) on case {}: {}{}{}", s.round, m.id, *n, case_id, result->value("status", ""),
+  say(fmt::format("round {}: {} probe (attempt {}) on {}: {}{}{}", s.round, m.id, *n, on, result->value("status", ""),
                   (*result)["speedup"].is_number() ? fmt::format(", best {:.3f}x", (*result)["speedup"].get<double>()) : "",
                   result->contains("best_variant") ? " (" + (*result)["best_variant"].get<std::string>() + ")" : ""));
   return reply(result->value("status", "") == "probe" && result->value("reasons", json::array()).empty(), msg, *result);

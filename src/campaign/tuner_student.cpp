@@ -215,6 +215,36 @@ private:
   // Measures `which` on `case_id`: the cache first, then one probe of the misses. Variants that
   // break a constraint on the case leave the race.
   Expected<Probed> measure(const std::vector<size_t>& which, int64_t case_id, bool may_truncate) {
+    TEMPER_TRY_ASSIGN(std::vector<size_t> misses, misses_on(which, case_id));
+    return probe(misses, {case_id}, may_truncate);
+  }
+
+  // A whole rung in one probe of several cases, which a cluster runs side by side, when the
+  // harness says the judge runs on one and every case misses the same variants (the usual
+  // rung: the survivors on cases they were never measured on); else case by case.
+  Expected<Probed> measure_rung(const std::vector<size_t>& which, const std::vector<int64_t>& cases) {
+    const bool cluster = m_status.value("executor", json::object()).value("kind", "local") == "slurm";
+    // The cases with something to measure (the earlier rounds' cases are in the cache).
+    std::vector<int64_t> open;
+    std::vector<std::vector<size_t>> misses;
+    for (int64_t c : cases) {
+      TEMPER_TRY_ASSIGN(auto m, misses_on(which, c));
+      if (m.empty()) continue;
+      open.push_back(c);
+      misses.push_back(std::move(m));
+    }
+    const bool same = std::all_of(misses.begin(), misses.end(), [&](const auto& m) { return m == misses.front(); });
+    if (cluster && open.size() > 1 && same) return probe(misses.front(), open, false);
+    for (size_t k = 0; k < open.size(); ++k) {
+      TEMPER_TRY_ASSIGN(Probed p, probe(misses[k], {open[k]}, false));
+      if (p != Probed::Ok) return p;
+    }
+    return Probed::Ok;
+  }
+
+  // The variants of `which` still to be measured on `case_id`: not breaking a knob-constraint
+  // there (those leave the race), not in the cache (those are taken from it).
+  Expected<std::vector<size_t>> misses_on(const std::vector<size_t>& which, int64_t case_id) {
     const core::ExprScope scope = core::make_case_scope(m_task->op, *m_task->find_case(case_id));
     std::vector<size_t> misses;
     for (size_t i : which) {
@@ -234,12 +264,19 @@ private:
       }
       misses.push_back(i);
     }
+    return misses;
+  }
+
+  // One probe of `misses` on `cases` (all of them on each).
+  Expected<Probed> probe(std::vector<size_t> misses, const std::vector<int64_t>& cases, bool may_truncate) {
     if (misses.empty()) return Probed::Ok;
-    // The time left for probing; an estimate from earlier probes decides whether this one fits.
+    const int64_t case_id = cases.front();
+    // The time left for probing; an estimate from earlier probes decides whether this one fits
+    // (a probe of several cases costs its variants on each).
     const double left = probe_budget() - spent();
     if (left <= 0) return Probed::BudgetSpent;
     if (m_per_variant > 0) {
-      const auto fits = static_cast<size_t>(left / m_per_variant);
+      const auto fits = static_cast<size_t>(left / (m_per_variant * static_cast<double>(cases.size())));
       if (fits < misses.size()) {
         if (!may_truncate || fits == 0) return Probed::BudgetSpent;
         say(fmt::format("  budget: {:.0f} s left for probes, room for {} of {} variants", left, fits, misses.size()));
@@ -250,23 +287,44 @@ private:
     agent::HarnessRequest r;
     r.op = "probe";
     r.file = m_candidate;
-    r.case_id = case_id;
+    if (cases.size() == 1) r.case_id = case_id;
+    else r.cases = cases;
     for (size_t i : misses) r.variants.emplace_back(m_variants[i].knobs.begin(), m_variants[i].knobs.end());
-    say(fmt::format("  probe case {:>3}: {} variant(s)", case_id, misses.size()));
+    if (cases.size() == 1) say(fmt::format("  probe case {:>3}: {} variant(s)", case_id, misses.size()));
+    else say(fmt::format("  probe cases {}: {} variant(s) on each, side by side", fmt::join(cases, ","), misses.size()));
     const double t0 = m_clock.now();
     TEMPER_TRY_ASSIGN(auto resp, call(r));
     ++m_probes;
     const double wall = m_clock.now() - t0;
     const double seconds = opt_number(resp.body, "seconds").value_or(0);
     m_probe_seconds += seconds;
-    m_misses += static_cast<int>(misses.size());
+    m_misses += static_cast<int>(misses.size() * cases.size());
     const json& vs = resp.body.value("variants", json());
     if (!vs.is_array()) {
       say(fmt::format("  the probe brought no variants back: {}", resp.message));
       for (size_t i : misses) m_variants[i].out = "no probe result";
       return Probed::Stopped;
     }
-    m_per_variant = std::max(m_per_variant, (seconds + wall) / static_cast<double>(misses.size()));
+    m_per_variant = std::max(m_per_variant, (seconds + wall) / static_cast<double>(misses.size() * cases.size()));
+    if (cases.size() > 1) {
+      const json by_case = resp.body.value("variants_by_case", json::object());
+      for (int64_t c : cases) {
+        const json one = by_case.value(std::to_string(c), json());
+        if (!one.is_array()) {
+          say(fmt::format("  the probe brought no variants back for case {}", c));
+          for (size_t i : misses) m_variants[i].out = "no probe result";
+          return Probed::Stopped;
+        }
+        record(misses, c, one);
+      }
+      return Probed::Ok;
+    }
+    record(misses, case_id, vs);
+    return Probed::Ok;
+  }
+
+  // A probe's answer for `case_id`: each variant's measurement, into the cache too.
+  void record(const std::vector<size_t>& misses, int64_t case_id, const json& vs) {
     std::map<std::string, const json*> by_label;
     for (const auto& v : vs) by_label[v.value("label", "")] = &v;
     for (size_t i : misses) {
@@ -291,7 +349,6 @@ private:
       say(fmt::format("  measured   case {:>3}  {:<40} {}", case_id, v.label, describe(m)));
       if (auto st = m_cache.put(key(v, case_id), m); !st) say("  cache: " + st.error().message);
     }
-    return Probed::Ok;
   }
 
   static std::string describe(const Measurement& m) {
@@ -471,12 +528,20 @@ private:
       if (round > 0) say(fmt::format("round {}: {} variant(s) on case(s) {}", round, alive.size(), fmt::join(cases, ", ")));
       json round_log = {{"round", round}, {"cases", cases}, {"variants", alive.size()}};
       bool cut = false;
-      for (auto c : cases) {
-        TEMPER_TRY_ASSIGN(Probed p, measure(alive, c, round == 0));
+      if (round > 0 && cases.size() > 1) {
+        TEMPER_TRY_ASSIGN(Probed p, measure_rung(alive, cases));
         if (p != Probed::Ok) {
           stop = p == Probed::BudgetSpent ? "probe budget spent" : "the harness stopped the probes";
           cut = true;
-          break;
+        }
+      } else {
+        for (auto c : cases) {
+          TEMPER_TRY_ASSIGN(Probed p, measure(alive, c, round == 0));
+          if (p != Probed::Ok) {
+            stop = p == Probed::BudgetSpent ? "probe budget spent" : "the harness stopped the probes";
+            cut = true;
+            break;
+          }
         }
       }
       if (cut && round > 0) {

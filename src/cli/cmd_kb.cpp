@@ -1,4 +1,5 @@
 // `temper target` and `temper kb list|show|propose|certify|export`: the hardware knowledge base.
+#include "cli/cluster_command.h"
 #include "cli/commands.h"
 #include "judge/common.h"
 #include "kb/bootstrap.h"
@@ -39,6 +40,10 @@ struct KbArgs {
   double certify_cap_s = 0; // certify --cap; 0: the entry's own
   bool plan_only = false;
   bool propose_only = false;
+  // certify and bootstrap on a cluster node (docs/scale-out.md)
+  std::string executor = "local";
+  std::string partition, account, constraint;
+  std::string result; // what a node writes when the command ends (--result)
 };
 
 // Where `propose` files an entry: the named knowledge base, else the default one.
@@ -267,6 +272,58 @@ int run_bootstrap(const KbArgs& a) {
   return failed ? kExitFailed : kExitOk;
 }
 
+// `temper kb certify|bootstrap ... --executor slurm`: the same command as one job on a node of
+// the class to certify (--constraint), its entries written where the nodes and this machine both
+// see them.
+int kb_on_cluster(const KbArgs& a, const std::string& command) {
+  exec::ExecutorSettings s;
+  s.kind = a.executor;
+  s.partition = a.partition;
+  s.account = a.account;
+  s.constraint = a.constraint;
+  if (auto ok = s.validate(); !ok) return error(ok.error().message);
+  std::vector<std::string> argv = {self_executable().string(), "kb"};
+  if (!a.kb.empty()) argv.insert(argv.end(), {"--kb", fs::absolute(a.kb).string()});
+  argv.push_back(command);
+  if (command == "bootstrap") {
+    argv.insert(argv.end(), {"--into", fs::absolute(a.into.empty() ? kb::user_kb_root() : fs::path(a.into)).string(), "--cap", fmt::format("{}", a.cap_s)});
+    if (!a.from.empty()) argv.insert(argv.end(), {"--from", a.from});
+    if (a.plan_only) argv.push_back("--plan");
+    if (a.propose_only) argv.push_back("--propose-only");
+  } else {
+    if (a.all) argv.push_back("--all");
+    else argv.push_back(a.id);
+    if (a.dry_run) argv.push_back("--dry-run");
+    if (a.certify_cap_s > 0) argv.insert(argv.end(), {"--cap", fmt::format("{}", a.certify_cap_s)});
+  }
+  if (!a.reports.empty()) argv.insert(argv.end(), {"--reports", fs::absolute(a.reports).string()});
+  if (a.quiet) argv.push_back("--quiet");
+  std::string stamp = judge::utc_now();
+  for (char& ch : stamp) if (ch == ':') ch = '-';
+  const fs::path job_dir = kb::user_kb_root().parent_path() / "jobs" / fmt::format("kb-{}-{}", command, stamp);
+  return run_command_on_cluster(s, job_dir, argv, fmt::format("kb {}", command), a.quiet);
+}
+
+// Runs `here` unless the command goes to a cluster; a node's run writes its --result.
+Action kb_action(std::shared_ptr<KbArgs> args, const std::string& command, int (*here)(const KbArgs&)) {
+  return [args, command, here] {
+    if (args->executor != "local") return kb_on_cluster(*args, command);
+    if (!args->partition.empty() || !args->account.empty() || !args->constraint.empty())
+      return error("--partition, --account and --constraint need --executor slurm");
+    const int rc = here(*args);
+    return args->result.empty() ? rc : write_command_result(args->result, rc);
+  };
+}
+
+void add_cluster_options(CLI::App* sub, KbArgs& a) {
+  sub->add_option("--executor", a.executor, "local (here) or slurm: run it as a job on a cluster node of the class to certify (docs/scale-out.md)")
+      ->capture_default_str();
+  sub->add_option("--partition", a.partition, "--executor slurm: the partition");
+  sub->add_option("--account", a.account, "--executor slurm: the account");
+  sub->add_option("--constraint", a.constraint, "--executor slurm: node features naming the class of node to certify");
+  sub->add_option("--result", a.result, "Write the exit status and this node's facts to FILE when done (what a cluster job writes)")->group("");
+}
+
 } // namespace
 
 void register_kb_commands(CLI::App& app, Action& action) {
@@ -304,8 +361,9 @@ void register_kb_commands(CLI::App& app, Action& action) {
   certify->add_flag("--quiet,-q", args->quiet, "No judge progress lines on stderr");
   certify->callback([args, &action] {
     if (args->all == !args->id.empty()) throw CLI::ValidationError("kb certify", "give an entry id or --all (not both)");
-    action = [args] { return run_certify(*args); };
+    action = kb_action(args, "certify", run_certify);
   });
+  add_cluster_options(certify, *args);
 
   CLI::App* boot = kbc->add_subcommand("bootstrap", "Certify here the roofline entries this machine's target class lacks, from the nearest class's probes");
   boot->add_option("--from", args->from, "Derive missing entries from this target class (default: the nearest with certified roofline entries)");
@@ -315,7 +373,8 @@ void register_kb_commands(CLI::App& app, Action& action) {
   boot->add_flag("--propose-only", args->propose_only, "File the entries as proposed (to review their ranges), certify nothing");
   boot->add_option("--reports", args->reports, "Keep each probe's judge report (JSON) in this directory");
   boot->add_flag("--quiet,-q", args->quiet, "No judge progress lines on stderr");
-  boot->callback([args, &action] { action = [args] { return run_bootstrap(*args); }; });
+  add_cluster_options(boot, *args);
+  boot->callback([args, &action] { action = kb_action(args, "bootstrap", run_bootstrap); });
 
   CLI::App* exp = kbc->add_subcommand("export", "The certified entries of a target as one Markdown document (for an agent's workspace)");
   exp->add_option("--target", args->target, "Target class (default: this machine's)");

@@ -59,6 +59,26 @@ TEST(HarnessProtocol, ProbeVariantsRoundTripAndValidate) {
   EXPECT_FALSE(parse_variant("A"));
 }
 
+// A probe of several cases at once (a tuner's rung, run side by side on a cluster).
+TEST(HarnessProtocol, ProbeOfSeveralCases) {
+  HarnessRequest r;
+  r.op = "probe";
+  r.file = "/ws/k.cpp";
+  r.cases = {3, 4};
+  auto back = HarnessRequest::from_json(json::parse(r.to_json().dump()));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->cases, (std::vector<int64_t>{3, 4}));
+  EXPECT_FALSE(back->case_id);
+  auto error_of = [](const std::string& text) {
+    auto q = HarnessRequest::from_json(json::parse(text));
+    return q ? std::string("<accepted>") : q.error().message;
+  };
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","case":1,"cases":[2]})").find("not both"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","cases":[]})").find("non-empty"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"probe","file":"a","cases":[-1]})").find("non-empty"), std::string::npos);
+  EXPECT_NE(error_of(R"({"protocol":1,"op":"submit","file":"a","cases":[1]})").find("takes no cases"), std::string::npos);
+}
+
 TEST(HarnessProtocol, ResponseRoundTrip) {
   HarnessResponse r;
   r.ok = true;

@@ -160,12 +160,13 @@ public:
 
 // One Student action: write `content` to kernel.cpp and submit or probe it, or escalate.
 struct Action {
-  Action(std::string op_, std::string content_, std::string text_, std::vector<std::string> grid_ = {})
-      : op(std::move(op_)), content(std::move(content_)), text(std::move(text_)), grid(std::move(grid_)) {}
+  Action(std::string op_, std::string content_, std::string text_, std::vector<std::string> grid_ = {}, std::vector<int64_t> cases_ = {})
+      : op(std::move(op_)), content(std::move(content_)), text(std::move(text_)), grid(std::move(grid_)), cases(std::move(cases_)) {}
   std::string op; // submit | probe | escalate | status
   std::string content;
   std::string text;
   std::vector<std::string> grid; // probe: knob axes "NAME=v1,v2"
+  std::vector<int64_t> cases;    // probe: several cases at once
 };
 using Turn = std::vector<Action>;
 
@@ -227,6 +228,7 @@ public:
       }
       hr.text = a.text;
       hr.grid = a.grid;
+      hr.cases = a.cases;
       try {
         auto resp = (*orchestrator)->handle_student(hr);
         responses.push_back(resp.message);

@@ -70,7 +70,8 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   Orchestrator* current = nullptr;
   student.orchestrator = &current;
   student.script["R1/M0"] = {{{"submit", good, ""}}};
-  const Action probe{"probe", good, "", {"UNROLL=1,2", "PF_DIST=0,4096"}};
+  // Both cases at once, as a tuner's rung: 2 cases x 4 variants as 4 jobs, 2 out at a time.
+  const Action probe{"probe", good, "", {"UNROLL=1,2", "PF_DIST=0,4096"}, {7, 13}};
   student.script["R1/M1"] = {{probe, {"submit", good, ""}}};
   OrchestratorDeps d;
   d.judge = &judge;
@@ -87,11 +88,14 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   const fs::path r1 = tmp.path() / "campaign" / "rounds" / "R1";
   auto result = [&](int n) { return json::parse(*util::read_file(r1 / "attempts" / fmt::format("{:04}", n) / "result.json")); };
   EXPECT_EQ(result(1)["status"], "accepted") << result(1).dump(2) << progress.str();
-  // The probe's four variants ran as two jobs at once and came back as one ranking.
+  // The probe's four variants on each case ran as two jobs per case and came back as one
+  // ranking per case.
   json probe_result = result(2);
   EXPECT_EQ(probe_result["op"], "probe");
   ASSERT_EQ(probe_result["variants"].size(), 4u) << probe_result.dump(2);
-  json probe_report = json::parse(*util::read_file(r1 / "attempts" / "0002" / "report.json"));
+  ASSERT_EQ(probe_result["variants_by_case"]["7"].size(), 4u) << probe_result.dump(2);
+  ASSERT_EQ(probe_result["variants_by_case"]["13"].size(), 4u) << probe_result.dump(2);
+  json probe_report = json::parse(*util::read_file(r1 / "attempts" / "0002" / "report-case-13.json"));
   EXPECT_EQ(probe_report["executor"]["parts"], 2);
   EXPECT_EQ(probe_report["executor"]["jobs"].size(), 2u);
   int rank = 0;
@@ -119,8 +123,9 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   // time spent waiting on the cluster.
   auto t = (*o)->ledger().totals();
   ASSERT_TRUE(t.has_value());
-  // Reference times, M0's correctness (submitted twice), M1's probe and its gate (2 jobs each).
-  EXPECT_EQ(t->cluster_jobs, 1 + 2 + 2 + 2) << progress.str();
+  // Reference times, M0's correctness (submitted twice), M1's probe (2 cases x 2 parts) and its
+  // gate (2 jobs).
+  EXPECT_EQ(t->cluster_jobs, 1 + 2 + 4 + 2) << progress.str();
   EXPECT_EQ(t->cluster_failed, 1);
   EXPECT_GT(t->queue_s, 0);
   EXPECT_NE(progress.str().find("PREEMPTED"), std::string::npos) << progress.str();

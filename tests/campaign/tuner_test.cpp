@@ -63,9 +63,32 @@ struct FakeHarness {
     } else if (r.op == "probe") {
       probes.push_back(r);
       probe_sources.push_back(util::read_file(r.file).value_or(""));
-      json vs = json::array();
+      json by_case = json::object();
+      json vs;
+      for (int64_t c : r.cases.empty() ? std::vector<int64_t>{r.case_id.value_or(0)} : r.cases) {
+        vs = variants_on(r, c);
+        by_case[std::to_string(c)] = vs;
+      }
+      status["milestone_seconds"] = status["milestone_seconds"].get<double>() + probe_seconds;
+      resp.ok = true;
+      resp.body = {{"status", "probe"}, {"seconds", probe_seconds}, {"variants", vs}};
+      if (!r.cases.empty()) resp.body["variants_by_case"] = by_case;
+    } else if (r.op == "submit") {
+      submits.push_back(r);
+      submitted.push_back(util::read_file(r.file).value_or(""));
+      status["submissions"] = status["submissions"].get<int>() + 1;
+      resp.ok = accept(submitted.back());
+      resp.body = {{"status", resp.ok ? "accepted" : "rejected"}, {"accepted", resp.ok}};
+      resp.message = resp.ok ? "ACCEPTED" : "rejected";
+    }
+    return resp;
+  }
+
+  json variants_on(const HarnessRequest& r, int64_t case_id) const {
+    json vs = json::array();
+    {
       for (const auto& v : r.variants) {
-        const double s = speed(v, r.case_id.value_or(0));
+        const double s = speed(v, case_id);
         json e = {{"label", label_of(v)}, {"knobs", v}};
         if (s > 0) {
           e.update({{"status", "PASSED"}, {"speedup", s}, {"ci", {s * 0.98, s * 1.02}}, {"verdict", s > 1.01 ? "FASTER" : "SAME"}});
@@ -76,18 +99,8 @@ struct FakeHarness {
         }
         vs.push_back(e);
       }
-      status["milestone_seconds"] = status["milestone_seconds"].get<double>() + probe_seconds;
-      resp.ok = true;
-      resp.body = {{"status", "probe"}, {"seconds", probe_seconds}, {"variants", vs}};
-    } else if (r.op == "submit") {
-      submits.push_back(r);
-      submitted.push_back(util::read_file(r.file).value_or(""));
-      status["submissions"] = status["submissions"].get<int>() + 1;
-      resp.ok = accept(submitted.back());
-      resp.body = {{"status", resp.ok ? "accepted" : "rejected"}, {"accepted", resp.ok}};
-      resp.message = resp.ok ? "ACCEPTED" : "rejected";
     }
-    return resp;
+    return vs;
   }
 };
 
@@ -191,6 +204,23 @@ TEST_F(TunerFake, HalvingKeepsTheBetterHalfOnTwiceTheCases) {
   auto log = util::read_file(r.transcript);
   ASSERT_TRUE(log.has_value());
   EXPECT_NE(log->find("measured   case   1  A=8,B=2,C=0"), std::string::npos) << *log;
+}
+
+// Where the judge runs on a cluster, a rung of several cases is one probe (--cases), which the
+// cluster runs side by side; the race is the same.
+TEST_F(TunerFake, OnAClusterARungIsOneProbeOfAllItsCases) {
+  FakeHarness h;
+  h.status["executor"] = {{"kind", "slurm"}, {"max_jobs", 4}};
+  const fs::path ws = workspace(kKernel, milestone_doc(nullptr, {1, 2, 3, 4, 5}));
+  auto r = run(h, ws);
+  EXPECT_EQ(r.exit_code, 0);
+  std::vector<std::pair<std::vector<int64_t>, size_t>> seen;
+  for (const auto& p : h.probes) seen.emplace_back(p.cases.empty() ? std::vector<int64_t>{*p.case_id} : p.cases, p.variants.size());
+  using Seen = std::vector<std::pair<std::vector<int64_t>, size_t>>;
+  EXPECT_EQ(seen, (Seen{{{1}, 22}, {{2}, 11}, {{3, 4}, 6}, {{5}, 3}}));
+  json s = summary(ws);
+  EXPECT_EQ(s["winner"], "A=8,B=2,C=0");
+  EXPECT_EQ(s["probes"], 4);
 }
 
 TEST_F(TunerFake, FailingVariantsLeaveTheRace) {

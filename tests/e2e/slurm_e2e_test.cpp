@@ -210,4 +210,35 @@ TEST(SlurmE2E, StoppingTemperCancelsTheJobsItSubmitted) {
   EXPECT_TRUE(fs::exists(dir / "campaign.json"));
 }
 
+// A knowledge-base command sent to a node of the class it certifies (the fake Slurm runs it
+// here): its output comes back, with the node it ran on and the exit status it had there.
+TEST(SlurmE2E, KbBootstrapRunsAsAJobOnANode) {
+  util::TempDir tmp("temper-slurm-kb");
+  const fs::path slurm = tmp.path() / "slurm";
+  fs::create_directories(slurm);
+  util::Command cmd;
+  cmd.argv = {kBinary.string(), "kb", "bootstrap", "--plan", "--executor", "slurm", "--constraint", "zen"};
+  cmd.env_set = {{"PATH", (kSource / "tests" / "fixtures" / "slurm_fake").string() + ":" + std::getenv("PATH")},
+                 {"FAKE_SLURM_DIR", slurm.string()},
+                 {"TEMPER_HOME", (tmp.path() / "home").string()}};
+  cmd.timeout = std::chrono::seconds(120);
+  auto r = util::default_process_runner().run(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("submitted as Slurm job"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bootstrap x86_64-"), std::string::npos) << r.output; // the node's own output
+  EXPECT_NE(r.output.find("ran on"), std::string::npos) << r.output;
+  // The batch script asked for the class's nodes, exclusively.
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(tmp.path() / "home" / "jobs")) {
+    const std::string script = util::read_file(e.path() / "job-1.sh").value_or("");
+    EXPECT_NE(script.find("#SBATCH --constraint=zen\n"), std::string::npos) << script;
+    EXPECT_NE(script.find("#SBATCH --exclusive\n"), std::string::npos) << script;
+    const json result = json::parse(util::read_file(e.path() / "result.json").value_or("{}"));
+    EXPECT_EQ(result.value("exit_code", -1), 0);
+    EXPECT_FALSE(result["node"].value("target_class", "").empty()) << result.dump();
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
 } // namespace slurm_e2e_test
