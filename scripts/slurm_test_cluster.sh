@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A one-node Slurm on this machine for temper's Slurm tests (docs/scale-out.md):
-#   slurm_test_cluster.sh start DIR   config, state and logs under DIR; prints `export SLURM_CONF=...`
+#   slurm_test_cluster.sh start DIR [PORT]   config, state and logs under DIR; prints `export SLURM_CONF=...`
+#                                            PORT: slurmctld's (default 6817), slurmd's is PORT+1, so
+#                                            that two test clusters can run side by side
 #   slurm_test_cluster.sh stop DIR
 # The node is node1 at 127.0.0.1 and the controller localhost, whatever this machine's name
 # resolves to. munged runs as its own user; slurmctld and slurmd run as root with proctrack/linuxproc and
@@ -11,6 +13,7 @@ set -uo pipefail
 
 cmd=${1:-}
 dir=${2:-}
+port=${3:-6817}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 conf="$dir/slurm.conf"
 
@@ -48,6 +51,8 @@ mem=$(( $(awk '/MemTotal/{print $2}' /proc/meminfo) / 1024 - 1024 ))
 cat > "$conf" <<CONF
 ClusterName=temper-test
 SlurmctldHost=localhost
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
 SlurmUser=root
 AuthType=auth/munge
 StateSaveLocation=$dir/state

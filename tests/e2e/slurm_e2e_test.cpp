@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <csignal>
+#include <optional>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -30,9 +32,10 @@ const fs::path kBinary = fs::path(TEMPER_BINARY_DIR) / "temper";
 // A one-node Slurm for the test's life.
 class TestCluster {
 public:
-  explicit TestCluster(const fs::path& dir) : m_dir(dir) {
+  // Each test its own ports: ctest may run two of them at once.
+  TestCluster(const fs::path& dir, int port) : m_dir(dir) {
     util::Command cmd;
-    cmd.argv = {"bash", (kSource / "scripts" / "slurm_test_cluster.sh").string(), "start", dir.string()};
+    cmd.argv = {"bash", (kSource / "scripts" / "slurm_test_cluster.sh").string(), "start", dir.string(), std::to_string(port)};
     cmd.timeout = std::chrono::seconds(60);
     auto r = util::default_process_runner().run(cmd);
     m_started = r.ok();
@@ -71,9 +74,13 @@ json plan() {
                              {"performance", {{"tier", "gate"}, {"cases", {13}}, {"min_speedup", 0.01}, {"against", "reference"}}}})}}};
 }
 
-// Cancels (scancel) the first part of a probe that the campaign's records show running: what a
-// user, an administrator or a preemption does to a job in the middle of its run.
-std::string cancel_a_running_probe_job(const fs::path& jobs, const fs::path& conf) {
+struct RunningJob {
+  fs::path dir;
+  std::string slurm_id;
+};
+
+// The first part of a probe that the campaign's records show running on its node.
+std::optional<RunningJob> running_probe_job(const fs::path& jobs) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(jobs, ec)) {
     auto job = util::read_file(e.path() / "job.json");
@@ -84,29 +91,46 @@ std::string cancel_a_running_probe_job(const fs::path& jobs, const fs::path& con
     const json& a = r["attempts"].back();
     const std::string id = a.value("slurm_id", "");
     if (a.value("state", "") != "RUNNING" || !fs::exists(e.path() / ("started-" + id)) || fs::exists(e.path() / "result.json")) continue;
-    util::Command cmd;
-    cmd.argv = {"scancel", id};
-    cmd.env_set = {{"SLURM_CONF", conf.string()}};
-    cmd.timeout = std::chrono::seconds(30);
-    if (util::default_process_runner().run(cmd).ok()) return id;
+    return RunningJob{e.path(), id};
   }
-  return "";
+  return std::nullopt;
 }
 
-} // namespace
+// Cancels (scancel) a probe's job in the middle of its run, as a user, an administrator or a
+// preemption does.
+std::string cancel_a_running_probe_job(const fs::path& jobs, const fs::path& conf) {
+  auto job = running_probe_job(jobs);
+  if (!job) return "";
+  util::Command cmd;
+  cmd.argv = {"scancel", job->slurm_id};
+  cmd.env_set = {{"SLURM_CONF", conf.string()}};
+  cmd.timeout = std::chrono::seconds(30);
+  return util::default_process_runner().run(cmd).ok() ? job->slurm_id : "";
+}
 
-TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
-  if (::geteuid() != 0) GTEST_SKIP() << "a test Slurm needs root to run slurmctld and slurmd";
-  util::TempDir tmp("temper-slurm-e2e");
-  TestCluster cluster(tmp.path() / "cluster");
-  if (!cluster.started()) GTEST_SKIP() << "no test Slurm here: " << cluster.message();
+// The pid of `temper run|resume ... DIR` (argv holds DIR), or 0.
+pid_t temper_pid_for(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto cmdline = util::read_file(e.path() / "cmdline");
+    if (!cmdline || cmdline->rfind(kBinary.string() + '\0', 0) != 0) continue;
+    if (cmdline->find(dir.string() + '\0') == std::string::npos) continue;
+    return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
 
-  const fs::path task = tmp.path() / "tasks" / "swi_glu";
+// A task, a plan-writing Teacher and a probing-then-submitting Student in `root`, and the
+// `temper run` line of a campaign on them whose judge runs go to the cluster.
+util::Command slurm_campaign(const fs::path& root, const fs::path& dir, const fs::path& conf) {
+  const fs::path task = root / "tasks" / "swi_glu";
   fs::create_directories(task);
   for (const auto& e : fs::directory_iterator(kSource / "tasks" / "swi_glu")) {
     if (e.is_regular_file()) fs::copy_file(e.path(), task / e.path().filename());
   }
-  const fs::path kit = tmp.path() / "kit";
+  const fs::path kit = root / "kit";
   fs::create_directories(kit);
   std::ofstream(kit / "plan.json") << plan().dump(2);
   fs::copy_file(kSource / "tasks" / "swi_glu" / "kernels" / "rows.cpp", kit / "rows.cpp");
@@ -115,16 +139,28 @@ TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
                                        "cp " + (kit / "rows.cpp").string() + " kernel.cpp\n"
                                        "./harness probe kernel.cpp --case 13 --grid UNROLL=1,2\n"
                                        "./harness submit kernel.cpp\n";
-  const fs::path dir = tmp.path() / "campaign";
   util::Command cmd;
   cmd.argv = {kBinary.string(), "run", task.string(), "--teacher", "cmd:sh " + (kit / "teacher.sh").string(), "--student",
               "cmd:sh " + (kit / "student.sh").string(), "--dir", dir.string(), "--cases", "13", "--cap", "0.3", "--cache", "warm",
               "--measure-jobs", "1", "--confirm-jobs", "1", "--min-samples", "5", "--min-time", "0.02", "--jobs", "2",
               "--no-vs-torch", "--no-sandbox", "--budget", "turn=600s", "--executor", "slurm", "--max-jobs", "2"};
-  cmd.env_set = {{"SLURM_CONF", cluster.conf().string()},
+  cmd.env_set = {{"SLURM_CONF", conf.string()},
                  {"TEMPER_SANDBOX_RO", kit.string()},
                  {"TEMPER_HARNESS_BIN", (fs::path(TEMPER_BINARY_DIR) / "harness").string()}};
   cmd.timeout = std::chrono::seconds(400);
+  return cmd;
+}
+
+} // namespace
+
+TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a test Slurm needs root to run slurmctld and slurmd";
+  util::TempDir tmp("temper-slurm-e2e");
+  TestCluster cluster(tmp.path() / "cluster", 16817);
+  if (!cluster.started()) GTEST_SKIP() << "no test Slurm here: " << cluster.message();
+
+  const fs::path dir = tmp.path() / "campaign";
+  util::Command cmd = slurm_campaign(tmp.path(), dir, cluster.conf());
 
   std::atomic<bool> done{false};
   std::string cancelled;
@@ -171,6 +207,56 @@ TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
   EXPECT_GE(t->cluster_failed, 1);
   EXPECT_GE(t->cluster_jobs, 7);
   EXPECT_TRUE(fs::exists(dir / "final" / "summary.json"));
+}
+
+// `kill -9` of temper while a probe's jobs run: nothing can cancel them, so they go on, and
+// `temper resume` waits for them (attaches) instead of submitting them again or calling the
+// attempt interrupted.
+TEST(SlurmE2E, ResumeAttachesToTheJobsAKilledTemperLeftRunning) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a test Slurm needs root to run slurmctld and slurmd";
+  util::TempDir tmp("temper-slurm-resume");
+  TestCluster cluster(tmp.path() / "cluster", 16827);
+  if (!cluster.started()) GTEST_SKIP() << "no test Slurm here: " << cluster.message();
+  const fs::path dir = tmp.path() / "campaign";
+  util::Command cmd = slurm_campaign(tmp.path(), dir, cluster.conf());
+
+  std::atomic<bool> done{false};
+  std::optional<RunningJob> left;
+  std::thread killer([&] {
+    while (!done && !left) {
+      if (auto job = running_probe_job(dir / "jobs")) {
+        if (pid_t pid = temper_pid_for(dir); pid > 0 && ::kill(pid, SIGKILL) == 0) left = job;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  auto first = util::default_process_runner().run(cmd);
+  done = true;
+  killer.join();
+  ASSERT_TRUE(left.has_value()) << "no probe job was seen running: " << first.output;
+  EXPECT_EQ(first.outcome, util::Outcome::Signalled) << first.output;
+
+  util::Command resume = cmd;
+  resume.argv = {kBinary.string(), "resume", dir.string()};
+  auto second = util::default_process_runner().run(resume);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("from before: waiting for it"), std::string::npos) << second.output;
+  // The job the killed temper left running was waited for: one submission, and its result.
+  const json rec = json::parse(*util::read_file(left->dir / "submissions.json"));
+  ASSERT_EQ(rec["attempts"].size(), 1u) << rec.dump(2);
+  EXPECT_EQ(rec["attempts"][0]["slurm_id"], left->slurm_id);
+  EXPECT_EQ(rec["attempts"][0]["state"], "COMPLETED") << rec.dump(2);
+  EXPECT_TRUE(fs::exists(left->dir / "result.json"));
+  // The probe it belonged to (the first attempt: M0's probe) was judged, not called
+  // interrupted, and so was every other attempt.
+  const json probe = json::parse(*util::read_file(dir / "rounds" / "R1" / "attempts" / "0001" / "result.json"));
+  EXPECT_EQ(probe["op"], "probe");
+  EXPECT_EQ(probe["status"], "probe") << probe.dump(2);
+  for (const auto& e : fs::directory_iterator(dir / "rounds" / "R1" / "attempts")) {
+    const json r = json::parse(util::read_file(e.path() / "result.json").value_or("{}"));
+    EXPECT_NE(r.value("status", ""), "interrupted") << e.path();
+  }
+  EXPECT_EQ(json::parse(*util::read_file(dir / "campaign.json"))["state"]["phase"], "done");
 }
 
 // Ctrl-C or kill of `temper run` while its jobs wait in the queue: it cancels them (scancel)
