@@ -153,41 +153,54 @@ util::Command slurm_campaign(const fs::path& root, const fs::path& dir, const fs
 
 } // namespace
 
-TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
+// One campaign through the one-node Slurm, and the two faults a cluster brings: M0's probe has
+// a job cancelled with scancel while it runs (submitted again), then temper itself is killed
+// with SIGKILL while M1's probe runs, which nothing can cancel: `temper resume` waits for that
+// job rather than submitting it again or calling the attempt interrupted.
+TEST(SlurmE2E, ACampaignSurvivesACancelledJobAndAKilledTemper) {
   if (::geteuid() != 0) GTEST_SKIP() << "a test Slurm needs root to run slurmctld and slurmd";
   util::TempDir tmp("temper-slurm-e2e");
   TestCluster cluster(tmp.path() / "cluster", 16817);
   if (!cluster.started()) GTEST_SKIP() << "no test Slurm here: " << cluster.message();
-
   const fs::path dir = tmp.path() / "campaign";
   util::Command cmd = slurm_campaign(tmp.path(), dir, cluster.conf());
 
   std::atomic<bool> done{false};
   std::string cancelled;
+  std::optional<RunningJob> left;
   std::thread watcher([&] {
     while (!done && cancelled.empty()) {
       cancelled = cancel_a_running_probe_job(dir / "jobs", cluster.conf());
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    // M1's probe: a job of another probe than the one cancelled, running.
+    while (!done && !left) {
+      auto job = running_probe_job(dir / "jobs");
+      const bool other = job && util::read_file(job->dir / "submissions.json").value_or("").find("\"" + cancelled + "\"") == std::string::npos;
+      if (other && fs::exists(dir / "rounds" / "R1" / "attempts" / "0003")) {
+        if (pid_t pid = temper_pid_for(dir); pid > 0 && ::kill(pid, SIGKILL) == 0) left = job;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   });
-  auto r = util::default_process_runner().run(cmd);
+  auto first = util::default_process_runner().run(cmd);
   done = true;
   watcher.join();
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_FALSE(cancelled.empty()) << "no probe job was seen running: " << first.output;
+  ASSERT_TRUE(left.has_value()) << "M1's probe was not seen running: " << first.output;
+  EXPECT_EQ(first.outcome, util::Outcome::Signalled) << first.output;
+  EXPECT_NE(first.output.find("submitted as Slurm job"), std::string::npos) << first.output;
+
+  util::Command resume = cmd;
+  resume.argv = {kBinary.string(), "resume", dir.string()};
+  auto second = util::default_process_runner().run(resume);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("from before: waiting for it"), std::string::npos) << second.output;
   const json campaign = json::parse(*util::read_file(dir / "campaign.json"));
   EXPECT_EQ(campaign["state"]["phase"], "done");
   EXPECT_EQ(campaign["config"]["executor"]["kind"], "slurm");
-  EXPECT_NE(r.output.find("submitted as Slurm job"), std::string::npos) << r.output;
-
-  // The probe of two variants ran as two jobs.
-  const fs::path r1 = dir / "rounds" / "R1";
-  const json probe = json::parse(*util::read_file(r1 / "attempts" / "0003" / "report.json"));
-  EXPECT_EQ(probe["kind"], "temper.probe.report") << probe.dump(2).substr(0, 2000);
-  EXPECT_EQ(probe["executor"]["parts"], 2);
-  EXPECT_EQ(probe["variants"].size(), 2u);
 
   // The job cancelled mid-run was submitted again and brought its result.
-  ASSERT_FALSE(cancelled.empty()) << "no probe job was seen running: " << r.output;
   bool resubmitted = false;
   for (const auto& e : fs::directory_iterator(dir / "jobs")) {
     const json rec = json::parse(util::read_file(e.path() / "submissions.json").value_or("{}"));
@@ -198,7 +211,24 @@ TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
     EXPECT_TRUE(fs::exists(e.path() / "result.json"));
     resubmitted = true;
   }
-  EXPECT_TRUE(resubmitted) << "job " << cancelled << " was not submitted again: " << r.output;
+  EXPECT_TRUE(resubmitted) << "job " << cancelled << " was not submitted again: " << first.output;
+  // The job the killed temper left running was waited for: one submission, and its result.
+  const json rec = json::parse(*util::read_file(left->dir / "submissions.json"));
+  ASSERT_EQ(rec["attempts"].size(), 1u) << rec.dump(2);
+  EXPECT_EQ(rec["attempts"][0]["slurm_id"], left->slurm_id);
+  EXPECT_EQ(rec["attempts"][0]["state"], "COMPLETED") << rec.dump(2);
+  EXPECT_TRUE(fs::exists(left->dir / "result.json"));
+
+  // M1's probe of two variants ran as two jobs, was judged, and no attempt was interrupted.
+  const fs::path r1 = dir / "rounds" / "R1";
+  const json probe = json::parse(*util::read_file(r1 / "attempts" / "0003" / "report.json"));
+  EXPECT_EQ(probe["kind"], "temper.probe.report") << probe.dump(2).substr(0, 2000);
+  EXPECT_EQ(probe["executor"]["parts"], 2);
+  EXPECT_EQ(probe["variants"].size(), 2u);
+  for (const auto& e : fs::directory_iterator(r1 / "attempts")) {
+    const json r = json::parse(util::read_file(e.path() / "result.json").value_or("{}"));
+    EXPECT_NE(r.value("status", ""), "interrupted") << e.path();
+  }
 
   auto ledger = campaign::Ledger::open(dir / "ledger.sqlite");
   ASSERT_TRUE(ledger.has_value()) << ledger.error().message;
@@ -207,56 +237,6 @@ TEST(SlurmE2E, ACampaignRunsItsJudgeJobsOnSlurmAndResubmitsACancelledOne) {
   EXPECT_GE(t->cluster_failed, 1);
   EXPECT_GE(t->cluster_jobs, 7);
   EXPECT_TRUE(fs::exists(dir / "final" / "summary.json"));
-}
-
-// `kill -9` of temper while a probe's jobs run: nothing can cancel them, so they go on, and
-// `temper resume` waits for them (attaches) instead of submitting them again or calling the
-// attempt interrupted.
-TEST(SlurmE2E, ResumeAttachesToTheJobsAKilledTemperLeftRunning) {
-  if (::geteuid() != 0) GTEST_SKIP() << "a test Slurm needs root to run slurmctld and slurmd";
-  util::TempDir tmp("temper-slurm-resume");
-  TestCluster cluster(tmp.path() / "cluster", 16827);
-  if (!cluster.started()) GTEST_SKIP() << "no test Slurm here: " << cluster.message();
-  const fs::path dir = tmp.path() / "campaign";
-  util::Command cmd = slurm_campaign(tmp.path(), dir, cluster.conf());
-
-  std::atomic<bool> done{false};
-  std::optional<RunningJob> left;
-  std::thread killer([&] {
-    while (!done && !left) {
-      if (auto job = running_probe_job(dir / "jobs")) {
-        if (pid_t pid = temper_pid_for(dir); pid > 0 && ::kill(pid, SIGKILL) == 0) left = job;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  });
-  auto first = util::default_process_runner().run(cmd);
-  done = true;
-  killer.join();
-  ASSERT_TRUE(left.has_value()) << "no probe job was seen running: " << first.output;
-  EXPECT_EQ(first.outcome, util::Outcome::Signalled) << first.output;
-
-  util::Command resume = cmd;
-  resume.argv = {kBinary.string(), "resume", dir.string()};
-  auto second = util::default_process_runner().run(resume);
-  ASSERT_EQ(second.exit_code, 0) << second.output;
-  EXPECT_NE(second.output.find("from before: waiting for it"), std::string::npos) << second.output;
-  // The job the killed temper left running was waited for: one submission, and its result.
-  const json rec = json::parse(*util::read_file(left->dir / "submissions.json"));
-  ASSERT_EQ(rec["attempts"].size(), 1u) << rec.dump(2);
-  EXPECT_EQ(rec["attempts"][0]["slurm_id"], left->slurm_id);
-  EXPECT_EQ(rec["attempts"][0]["state"], "COMPLETED") << rec.dump(2);
-  EXPECT_TRUE(fs::exists(left->dir / "result.json"));
-  // The probe it belonged to (the first attempt: M0's probe) was judged, not called
-  // interrupted, and so was every other attempt.
-  const json probe = json::parse(*util::read_file(dir / "rounds" / "R1" / "attempts" / "0001" / "result.json"));
-  EXPECT_EQ(probe["op"], "probe");
-  EXPECT_EQ(probe["status"], "probe") << probe.dump(2);
-  for (const auto& e : fs::directory_iterator(dir / "rounds" / "R1" / "attempts")) {
-    const json r = json::parse(util::read_file(e.path() / "result.json").value_or("{}"));
-    EXPECT_NE(r.value("status", ""), "interrupted") << e.path();
-  }
-  EXPECT_EQ(json::parse(*util::read_file(dir / "campaign.json"))["state"]["phase"], "done");
 }
 
 // Ctrl-C or kill of `temper run` while its jobs wait in the queue: it cancels them (scancel)
