@@ -5,6 +5,7 @@
 // probes and submits it. The real judge decides on two small swi_glu cases with short caps.
 #include "core/thread_count.h"
 #include "agent/sandbox.h"
+#include "rows_plan.h"
 #include "campaign/ledger.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -27,23 +28,8 @@ namespace {
 const fs::path kSource = TEMPER_SOURCE_DIR;
 const fs::path kBinary = fs::path(TEMPER_BINARY_DIR) / "temper";
 
-// D1; M0: correct on the campaign's cases, with a mechanism expectation; M1: a gate on case 13
-// that any measured speed meets (the test is about the path, not the speed).
-json socket_plan() {
-  json d1 = {{"id", "D1"}, {"title", "rows"}, {"choice", "one streaming pass over rows"}, {"rationale", "memory-bound"},
-             {"evidence", {{"measurements", {"ref-time --case 13"}}}}};
-  auto milestone = [](const std::string& id, json acceptance) {
-    return json{{"id", id}, {"title", "milestone " + id}, {"requirements", {"the rows kernel"}}, {"contract", "kernel.h ABI"},
-                {"acceptance", acceptance}, {"budget", {{"attempts", 3}, {"seconds", 3600}}}, {"depends_on", {"D1"}}};
-  };
-  return {{"schema_version", 1},
-          {"kind", "temper.plan"},
-          {"decisions", {d1}},
-          {"milestones",
-           {milestone("M0", {{"correctness", {{"cases", "all"}}}, {"expectations", {"static.instructions > 0"}}}),
-            milestone("M1", {{"correctness", {{"cases", "all"}}},
-                             {"performance", {{"tier", "gate"}, {"cases", {13}}, {"min_speedup", 0.01}, {"against", "reference"}}}})}}};
-}
+// M0 with a mechanism expectation the profiler decides.
+json socket_plan() { return temper_e2e::rows_plan({"static.instructions > 0"}); }
 
 } // namespace
 

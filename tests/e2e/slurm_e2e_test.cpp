@@ -4,6 +4,7 @@
 // with scancel while it runs, which the campaign submits again. Skips, saying why, where the
 // cluster cannot start (not root, packages missing).
 #include "campaign/ledger.h"
+#include "rows_plan.h"
 #include "util/fs.h"
 #include "util/process.h"
 
@@ -57,22 +58,6 @@ private:
   bool m_started = false;
   std::string m_message;
 };
-
-json plan() {
-  json d1 = {{"id", "D1"}, {"title", "rows"}, {"choice", "one streaming pass over rows"}, {"rationale", "memory-bound"},
-             {"evidence", {{"measurements", {"ref-time --case 13"}}}}};
-  auto milestone = [](const std::string& id, json acceptance) {
-    return json{{"id", id}, {"title", "milestone " + id}, {"requirements", {"the rows kernel"}}, {"contract", "kernel.h ABI"},
-                {"acceptance", acceptance}, {"budget", {{"attempts", 3}, {"seconds", 3600}}}, {"depends_on", {"D1"}}};
-  };
-  return {{"schema_version", 1},
-          {"kind", "temper.plan"},
-          {"decisions", {d1}},
-          {"milestones",
-           {milestone("M0", {{"correctness", {{"cases", "all"}}}}),
-            milestone("M1", {{"correctness", {{"cases", "all"}}},
-                             {"performance", {{"tier", "gate"}, {"cases", {13}}, {"min_speedup", 0.01}, {"against", "reference"}}}})}}};
-}
 
 struct RunningJob {
   fs::path dir;
@@ -132,7 +117,7 @@ util::Command slurm_campaign(const fs::path& root, const fs::path& dir, const fs
   }
   const fs::path kit = root / "kit";
   fs::create_directories(kit);
-  std::ofstream(kit / "plan.json") << plan().dump(2);
+  std::ofstream(kit / "plan.json") << temper_e2e::rows_plan().dump(2);
   fs::copy_file(kSource / "tasks" / "swi_glu" / "kernels" / "rows.cpp", kit / "rows.cpp");
   std::ofstream(kit / "teacher.sh") << "cp " + (kit / "plan.json").string() + " plan.json\n";
   std::ofstream(kit / "student.sh") << "set -u\n"
