@@ -52,6 +52,9 @@ struct JudgeSettings {
   // Threads every kernel of the campaign may use (`temper run --threads N|all`, resolved to a
   // count when the campaign starts); 0: temper.yaml's.
   int threads = 0;
+  // Asked as `--threads all`: a cluster node runs its jobs on every CPU it has, not this
+  // machine's count (docs/scale-out.md).
+  bool threads_all = false;
 
   nlohmann::json to_json() const;
   static JudgeSettings from_json(const nlohmann::json& j);

@@ -1,6 +1,7 @@
 #include "campaign/judge_job.h"
 
 #include "core/task_loader.h"
+#include "core/thread_count.h"
 #include "judge/common.h"
 #include "kb/store.h"
 #include "kb/target.h"
@@ -110,6 +111,8 @@ Status run_judge_job(const fs::path& dir, util::ProcessRunner& runner, const std
     result["ok"] = false;
     result["error"] = job.error().message;
   } else {
+    // `--threads all` means this node's CPUs, which may not be as many as the submitting machine's.
+    if (job->settings.threads_all) job->settings.threads = core::usable_cpus();
     if (job->call.roofline) {
       // This node's figures, for its own class and the run's thread count.
       int threads = job->settings.threads;

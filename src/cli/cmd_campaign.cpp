@@ -291,6 +291,7 @@ int run_campaign(const RunArgs& a) {
     return kExitUsage;
   } else if (*threads) {
     c.judge.threads = **threads;
+    c.judge.threads_all = a.threads == "all";
   }
   c.triggers.rejections = a.rejections;
   c.triggers.plateau = a.plateau;

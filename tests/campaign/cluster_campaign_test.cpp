@@ -5,6 +5,8 @@
 #include "campaign/cluster_judge_service.h"
 #include "campaign/orchestrator.h"
 #include "campaign_fakes.h"
+#include "campaign/judge_job.h"
+#include "core/thread_count.h"
 #include "kb/target.h"
 #include "util/clock.h"
 #include "util/host.h"
@@ -136,6 +138,41 @@ TEST(ClusterCampaignTest, JudgeRunsGoToTheClusterAndAProbeIsSharedOutOverMaxJobs
   EXPECT_TRUE((*st)["cluster"]["jobs_out"].empty());
   EXPECT_NE(format_status(*st).find("cluster: Slurm, up to 2 job(s) at once; 0 out now"), std::string::npos) << format_status(*st);
   EXPECT_NE(format_status(*st).find(", queue "), std::string::npos) << format_status(*st);
+}
+
+// A judge job as files: it reads back as it was written, its key follows the candidate's
+// content, and a node runs it on its own CPUs when the campaign asked for all of them.
+TEST(ClusterCampaignTest, AJudgeJobIsFilesThatANodeRunsOnItsOwnCpus) {
+  util::TempDir tmp("temper-judge-job");
+  const fs::path kernel = tmp.path() / "k.cpp";
+  ASSERT_TRUE(util::write_file_atomic(kernel, *util::read_file(source_dir() / "tasks" / "swi_glu" / "kernels" / "rows.cpp")));
+  JudgeJob job;
+  job.settings.threads = 64; // the submitting machine's count
+  job.settings.threads_all = true;
+  job.call.task_dir = source_dir() / "tasks" / "swi_glu";
+  job.call.candidate = kernel;
+  job.call.tier = "correctness";
+  job.call.cases = {13};
+  job.call.reference_seconds = {{13, 0.25}};
+  auto back = JudgeJob::from_json(json::parse(job.to_json().dump()));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->to_json(), job.to_json());
+  EXPECT_EQ(back->key(), job.key());
+  const std::string key = job.key();
+  ASSERT_TRUE(util::write_file_atomic(kernel, *util::read_file(kernel) + "\n// edited\n"));
+  EXPECT_NE(job.key(), key) << "the same path with other content is another job";
+
+  const fs::path dir = tmp.path() / "job";
+  fs::create_directories(dir);
+  ASSERT_TRUE(util::write_file_atomic(dir / "job.json", job.to_json().dump()));
+  // In the test binary the worker is not beside the running executable, as it is beside temper.
+  ::setenv("TEMPER_WORKER", (fs::path(TEMPER_BINARY_DIR) / "temper-worker").c_str(), 1);
+  ASSERT_TRUE(run_judge_job(dir, util::default_process_runner(), "test").has_value());
+  const json result = json::parse(*util::read_file(dir / "result.json"));
+  ASSERT_TRUE(result.value("ok", false)) << result.dump(2);
+  EXPECT_EQ(result["node"]["target_class"], kb::current_target().target_class());
+  EXPECT_EQ(result["report"]["summary"]["passed"], 1) << result["report"].dump(2).substr(0, 2000);
+  EXPECT_EQ(result["report"]["context"]["threads"], core::usable_cpus());
 }
 
 json timed_case(int64_t id, double speedup, const std::string& verdict) {
