@@ -175,6 +175,54 @@ TEST(ClusterCampaignTest, AJudgeJobIsFilesThatANodeRunsOnItsOwnCpus) {
   EXPECT_EQ(result["report"]["context"]["threads"], core::usable_cpus());
 }
 
+// Speedups are compared only between nodes of one class: a probe whose parts come back from
+// nodes of two classes is an error that says so. The parts' results are already in their job
+// directories (as a finished job leaves them), so nothing is submitted.
+TEST(ClusterCampaignTest, AProbeWhosePartsRanOnTwoClassesIsAnError) {
+  util::TempDir tmp("temper-cluster-classes");
+  const fs::path slurm = tmp.path() / "slurm";
+  fs::create_directories(slurm);
+  ::setenv("FAKE_SLURM_DIR", slurm.c_str(), 1);
+  exec::ExecutorSettings es;
+  es.kind = "slurm";
+  es.max_jobs = 2;
+  es.bin_dir = source_dir() / "tests" / "fixtures" / "slurm_fake";
+  exec::SlurmClient client(es, util::default_process_runner());
+  util::SteadyClock clock;
+  exec::ClusterExecutor executor(client, clock);
+  JudgeSettings settings;
+  RealJudgeService local(settings, util::default_process_runner());
+  ClusterJudgeOptions opts;
+  opts.jobs_root = tmp.path() / "jobs";
+  opts.temper_exe = fs::path(TEMPER_BINARY_DIR) / "temper";
+  opts.max_jobs = 2;
+  ClusterJudgeService service(settings, opts, executor, local, clock);
+  JudgeCall call;
+  call.task_dir = source_dir() / "tasks" / "swi_glu";
+  call.candidate = source_dir() / "tasks" / "swi_glu" / "kernels" / "rows.cpp";
+  call.tier = "probe";
+  call.cases = {13};
+  call.grid = {"UNROLL=1,2"};
+  auto jobs = service.jobs_for(call, true);
+  ASSERT_TRUE(jobs.has_value()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 2u);
+  const char* classes[] = {"x86_64-zen4-avx512", "x86_64-zen5-avx512"};
+  for (size_t i = 0; i < 2; ++i) {
+    const fs::path dir = opts.jobs_root / (*jobs)[i].key();
+    fs::create_directories(dir);
+    const json report = {{"kind", "temper.probe.report"}, {"summary", {{"wall_seconds", 1.0}}}, {"variants", json::array()}};
+    const json result = {{"kind", "temper.judge.job.result"}, {"ok", true}, {"report", report},
+                         {"node", {{"hostname", fmt::format("n{}", i)}, {"target_class", classes[i]}}}};
+    ASSERT_TRUE(util::write_file_atomic(dir / "result.json", result.dump()));
+  }
+  EXPECT_TRUE(service.has_job(call, true));
+  auto out = service.probe_grid(call);
+  ASSERT_FALSE(out.has_value());
+  EXPECT_NE(out.error().message.find("different classes (x86_64-zen4-avx512, x86_64-zen5-avx512)"), std::string::npos)
+      << out.error().message;
+  EXPECT_FALSE(fs::exists(slurm / "submitted")) << "nothing was submitted";
+}
+
 json timed_case(int64_t id, double speedup, const std::string& verdict) {
   return {{"case_id", id},
           {"status", "PASSED"},
