@@ -4,6 +4,7 @@
 // tests/e2e/slurm_e2e_test.cpp.
 #include "campaign/cluster_judge_service.h"
 #include "campaign/orchestrator.h"
+#include "campaign/planfile_teacher.h"
 #include "campaign_fakes.h"
 #include "campaign/judge_job.h"
 #include "core/thread_count.h"
