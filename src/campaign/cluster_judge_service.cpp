@@ -30,17 +30,6 @@ bool timed_variant(const json& v) {
 
 } // namespace
 
-namespace {
-
-judge::Verdict verdict_of(const std::string& name) {
-  if (name == "FASTER") return judge::Verdict::Faster;
-  if (name == "SLOWER") return judge::Verdict::Slower;
-  if (name == "SAME") return judge::Verdict::Same;
-  return judge::Verdict::Ambiguous;
-}
-
-} // namespace
-
 json merge_judge_reports(const std::vector<json>& parts, const std::vector<int64_t>& order, double wall_seconds) {
   json merged = parts.front();
   std::vector<json> cases;
@@ -91,7 +80,7 @@ json merge_judge_reports(const std::vector<json>& parts, const std::vector<int64
     cc.estimate.median_log_ratio = std::log(speedup);
     cc.estimate.ci_determined = e.contains("ci") && e["ci"].is_array() && e.contains("half_width_log") && e["half_width_log"].is_number();
     if (cc.estimate.ci_determined) cc.estimate.half_width = e["half_width_log"].get<double>();
-    cc.verdict = verdict_of(t.value("verdict", ""));
+    cc.verdict = judge::parse_verdict(t.value("verdict", "")).value_or(judge::Verdict::Ambiguous);
     comparisons.push_back(cc);
     if (t.contains("cann_bench_score") && t["cann_bench_score"].is_number()) {
       score_sum += t["cann_bench_score"].get<double>();

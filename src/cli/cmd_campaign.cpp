@@ -4,6 +4,7 @@
 #include "campaign/orchestrator.h"
 #include "campaign/planfile_teacher.h"
 #include "cli/case_list.h"
+#include "cli/cluster_command.h"
 #include "cli/commands.h"
 #include "cli/ref_profile.h"
 #include "cli/status_watch.h"
@@ -194,9 +195,7 @@ Expected<std::unique_ptr<CampaignJudge>> make_campaign_judge(const CampaignConfi
   j->executor = std::make_unique<exec::ClusterExecutor>(*j->slurm, j->clock, exec::ExecutorTiming{}, quiet ? nullptr : &std::cerr);
   campaign::ClusterJudgeOptions o;
   o.jobs_root = fs::absolute(dir) / "jobs";
-  std::error_code ec;
-  o.temper_exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return fail("cannot name this temper's executable for the cluster's nodes: {}", ec.message());
+  o.temper_exe = self_executable();
   o.kb_roots = kb_roots_for(c.task_dir);
   for (auto& root : o.kb_roots) root = fs::absolute(root);
   o.max_jobs = c.executor.max_jobs;

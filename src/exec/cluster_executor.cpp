@@ -189,28 +189,30 @@ void ClusterExecutor::finish(Tracked& t) {
   t.outcome.finished = true;
   if (t.outcome.attempts.empty()) return; // finished before this record existed
   JobAttempt& a = t.outcome.attempts.back();
-  const auto started = read_stamp(t.spec->dir / ("started-" + a.slurm_id));
-  const auto ended = read_stamp(t.spec->dir / ("finished-" + a.slurm_id));
-  if (started) {
-    a.queue_s = std::max(0.0, started->first - a.submitted_epoch);
-    if (a.node.empty()) a.node = started->second;
-    a.run_s = std::max(0.0, (ended ? ended->first : m_epoch()) - started->first);
-  }
+  take_times(*t.spec, a);
   if (!slurm_state_final(a.state)) a.state = "COMPLETED";
   (void)save(t);
+}
+
+// Queue and run seconds and the node, from the batch script's stamps: start (with the host) and
+// end; a submission that never started waited all along.
+void ClusterExecutor::take_times(const JobSpec& job, JobAttempt& a) const {
+  const auto started = read_stamp(job.dir / ("started-" + a.slurm_id));
+  if (!started) {
+    a.queue_s = std::max(0.0, m_epoch() - a.submitted_epoch);
+    return;
+  }
+  const auto ended = read_stamp(job.dir / ("finished-" + a.slurm_id));
+  a.queue_s = std::max(0.0, started->first - a.submitted_epoch);
+  a.run_s = std::max(0.0, (ended ? ended->first : m_epoch()) - started->first);
+  if (a.node.empty()) a.node = started->second;
 }
 
 void ClusterExecutor::give_up_attempt(Tracked& t, const std::string& state, const std::string& note) {
   JobAttempt& a = t.outcome.attempts.back();
   a.state = state;
   a.note = note;
-  if (const auto started = read_stamp(t.spec->dir / ("started-" + a.slurm_id))) {
-    a.queue_s = std::max(0.0, started->first - a.submitted_epoch);
-    a.run_s = std::max(0.0, m_epoch() - started->first);
-    if (a.node.empty()) a.node = started->second;
-  } else {
-    a.queue_s = std::max(0.0, m_epoch() - a.submitted_epoch);
-  }
+  take_times(*t.spec, a);
   const int made = static_cast<int>(t.outcome.attempts.size());
   const std::string what = t.spec->label.empty() ? t.spec->key : t.spec->label;
   if (made < 1 + m_timing.max_resubmits) {

@@ -89,6 +89,7 @@ private:
   struct Tracked;
   Status submit(Tracked& t);
   void finish(Tracked& t);
+  void take_times(const JobSpec& job, JobAttempt& a) const;
   void give_up_attempt(Tracked& t, const std::string& state, const std::string& note);
   Status save(const Tracked& t) const;
   void say(const std::string& line) const;
