@@ -79,6 +79,9 @@ std::vector<std::string> nvcc_command(const CompilerSpec& compiler, const Compil
   for (const auto& [name, value] : req.defines) {
     argv.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
   }
+  // CUDA whatever the file is called: a campaign keeps its candidates as candidate.cpp and its
+  // accepted kernels as Mi.cpp, which nvcc would otherwise hand to the host compiler alone.
+  argv.insert(argv.end(), {"-x", "cu"});
   argv.push_back(req.source.string());
   argv.push_back("-o");
   argv.push_back(output.string());

@@ -28,7 +28,8 @@ json JudgeSettings::to_json() const {
   return {{"cases", cases}, {"compiler", compiler}, {"flags", flags}, {"cap_s", cap_s}, {"cache_mode", cache_mode},
           {"measure_jobs", measure_jobs}, {"confirm_jobs", confirm_jobs}, {"min_samples", min_samples},
           {"min_time_s", min_time_s}, {"noise_floor", noise_floor}, {"cpus", cpus}, {"jobs", jobs},
-          {"call_timeout_s", call_timeout_s}, {"threads", threads}, {"threads_all", threads_all}};
+          {"call_timeout_s", call_timeout_s}, {"threads", threads}, {"threads_all", threads_all},
+          {"backend", backend}, {"cuda_arch", cuda_arch}};
 }
 
 JudgeSettings JudgeSettings::from_json(const json& j) {
@@ -48,6 +49,8 @@ JudgeSettings JudgeSettings::from_json(const json& j) {
   s.call_timeout_s = j.value("call_timeout_s", s.call_timeout_s);
   s.threads = j.value("threads", s.threads);
   s.threads_all = j.value("threads_all", false);
+  s.backend = j.value("backend", s.backend); // absent in older campaigns: the CPU
+  s.cuda_arch = j.value("cuda_arch", s.cuda_arch);
   return s;
 }
 

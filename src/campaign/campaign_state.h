@@ -55,7 +55,13 @@ struct JudgeSettings {
   // Asked as `--threads all`: a cluster node runs its jobs on every CPU it has, not this
   // machine's count (docs/scale-out.md).
   bool threads_all = false;
+  // Where kernels run (`temper run --backend`, judge/kernel_backend.h): cpu, or cuda with
+  // `compiler` the nvcc that builds them and `cuda_arch` the architecture, both resolved when
+  // the campaign starts so that every build of the campaign, on any later resume, is the same.
+  std::string backend = "cpu";
+  std::string cuda_arch;
 
+  bool cuda() const { return backend == "cuda"; }
   nlohmann::json to_json() const;
   static JudgeSettings from_json(const nlohmann::json& j);
 };

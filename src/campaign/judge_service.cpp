@@ -1,5 +1,6 @@
 #include "campaign/judge_service.h"
 
+#include "build/cuda_compiler.h"
 #include "core/task_loader.h"
 #include "judge/judge.h"
 #include "judge/probe.h"
@@ -18,6 +19,7 @@
 namespace temper::campaign {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -215,6 +217,7 @@ void set_reference(JudgeCall& call, const SealedReference& ref) {
 }
 
 build::CompilerSpec compiler_spec(const JudgeSettings& s) {
+  if (s.cuda()) return build::cuda_compiler_spec(s.compiler, s.cuda_arch, s.flags);
   build::CompilerSpec spec;
   spec.program = s.compiler;
   if (!s.flags.empty()) spec.flags = s.flags;
@@ -234,6 +237,8 @@ judge::JudgeOptions base_options(const JudgeSettings& s, const JudgeCall& call, 
   o.progress = call.progress;
   o.temper_version = version;
   if (s.threads > 0) o.threads = s.threads;
+  o.backend = s.backend;
+  o.cuda_arch = s.cuda_arch;
   return o;
 }
 
@@ -320,6 +325,8 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
     count = grid.size();
   }
   o.compiler = compiler_spec(m_settings);
+  o.backend = m_settings.backend;
+  o.cuda_arch = m_settings.cuda_arch;
   o.jobs = m_settings.jobs;
   if (m_settings.threads > 0) o.threads = m_settings.threads;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::min(m_settings.call_timeout_s, call.time_limit_s) * 1000));
@@ -342,7 +349,53 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   return out;
 }
 
+namespace {
+
+// A CUDA reference's device code for the Teacher: cuobjdump's SASS of the artifact, per kernel
+// its instruction count and then the first lines of each.
+Expected<std::string> cuda_disassembly(const std::string& nvcc, const fs::path& artifact, const std::string& label,
+                                       util::ProcessRunner& runner) {
+  std::string cuobjdump = (fs::path(nvcc).parent_path() / "cuobjdump").string();
+  std::error_code ec;
+  if (!fs::is_regular_file(cuobjdump, ec)) cuobjdump = util::find_program("cuobjdump");
+  if (cuobjdump.empty()) return std::string("unsupported: cuobjdump (the CUDA toolkit's) not found beside nvcc or on PATH\n");
+  util::Command cmd;
+  cmd.argv = {cuobjdump, "-sass", artifact.string()};
+  cmd.timeout = std::chrono::milliseconds(60'000);
+  auto r = runner.run(cmd);
+  if (!r.ok()) return fail("cuobjdump failed ({})", r.describe());
+  std::istringstream in(r.output);
+  std::string line, fn;
+  std::vector<std::pair<std::string, int>> counts;
+  std::vector<std::string> body;
+  while (std::getline(in, line)) {
+    if (auto at = line.find("Function : "); at != std::string::npos) {
+      counts.emplace_back(line.substr(at + 11), 0);
+      body.push_back(line);
+      continue;
+    }
+    if (counts.empty() || line.find("/*") == std::string::npos || line.find(';') == std::string::npos) continue;
+    ++counts.back().second;
+    if (body.size() < 600) body.push_back(line);
+  }
+  std::string text = fmt::format("# Reference SASS summary (cuobjdump -sass of sealed reference {})\n\n", label);
+  text += fmt::format("{:<64} {:>8}\n", "kernel", "instrs");
+  for (const auto& [name, n] : counts) text += fmt::format("{:<64} {:>8}\n", name.substr(0, 64), n);
+  text += "\nSASS (first 600 lines):\n";
+  for (const auto& l : body) text += l + "\n";
+  return text;
+}
+
+} // namespace
+
 Expected<std::string> RealJudgeService::disassemble(const JudgeCall& call) {
+  if (m_settings.cuda()) {
+    TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
+    if (!sealed) return fail("disassembly needs a sealed reference");
+    int64_t case_id = call.cases.empty() ? (sealed->case_artifacts.empty() ? 0 : sealed->case_artifacts.begin()->first) : call.cases.front();
+    TEMPER_TRY_ASSIGN(std::filesystem::path artifact, judge::sealed_artifact(*sealed, case_id));
+    return cuda_disassembly(m_settings.compiler, artifact, fmt::format("{}, case {}", sealed->name, case_id), m_runner);
+  }
   const std::string objdump = util::find_program("objdump");
   if (objdump.empty()) return std::string("unsupported: objdump not found on PATH\n");
   TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));

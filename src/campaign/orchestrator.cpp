@@ -41,11 +41,16 @@ Expected<std::unique_ptr<Orchestrator>> Orchestrator::create(const fs::path& dir
   TEMPER_TRY_ASSIGN(auto task, core::load_task(config.task_dir));
   config.task_name = config.task_dir.filename().string();
   if (config.target.is_null() || config.target.empty()) config.target = kb::current_target().to_json();
-  // The starting reference: the task's CPU reference unless the campaign names another.
+  // The starting reference: the task's reference for the campaign's backend (temper.yaml's
+  // reference.cpu, reference.cuda) unless the campaign names another.
   fs::path ref = config.initial_reference;
   if (ref.empty()) {
-    auto it = task.config.reference.find("cpu");
-    if (it == task.config.reference.end()) return fail("task {} has no cpu reference: give --reference", config.task_name);
+    const std::string& backend = config.judge.backend;
+    auto it = task.config.reference.find(backend);
+    if (it == task.config.reference.end()) {
+      return fail("task {} has no {} reference: give --reference, or name one in temper.yaml (reference: {{{}: FILE}})",
+                  config.task_name, backend, backend);
+    }
     ref = it->second.is_absolute() ? it->second : config.task_dir / it->second;
   }
   config.initial_reference = fs::absolute(ref).lexically_normal().string();
@@ -167,6 +172,22 @@ Status Orchestrator::load_round_plan() {
   return {};
 }
 
+namespace {
+
+// The reason every case of a report is UNSUPPORTED (the judge's "unsupported: no GPU: ..."),
+// or nothing when any case got further or failed otherwise.
+std::optional<std::string> everything_unsupported(const json& report) {
+  const json& cases = report.value("cases", json::array());
+  if (cases.empty()) return std::nullopt;
+  for (const auto& c : cases)
+    if (c.value("status", "") != "UNSUPPORTED") return std::nullopt;
+  std::string why = cases.front().value("message", "");
+  if (why.rfind("unsupported: ", 0) == 0) why = why.substr(13);
+  return why.empty() ? std::string("the backend cannot run kernels on this machine") : why;
+}
+
+} // namespace
+
 // ---- The loop ------------------------------------------------------------------------------
 
 Status Orchestrator::run() {
@@ -264,7 +285,7 @@ Expected<agent::TurnResult> Orchestrator::run_turn(agent::Role role, const std::
 
 // ---- Plan ----------------------------------------------------------------------------------
 
-Status Orchestrator::prepare_teacher_workspace() {
+Expected<std::optional<std::string>> Orchestrator::prepare_teacher_workspace() {
   const fs::path ws = teacher_workspace();
   TEMPER_TRY(util::make_dirs(ws));
   TEMPER_TRY(copy_task_public(m_file.config.task_dir, ws / "task"));
@@ -287,11 +308,14 @@ Status Orchestrator::prepare_teacher_workspace() {
     call.progress = true; // goldens and trials of every case: minutes on a large task
     say(fmt::format("round {}: measuring the sealed reference {} on every case", m_file.state.round, ref.id));
     TEMPER_TRY_ASSIGN(JudgeOutcome out, m_deps.judge->judge(call));
+    // Built and checked, but nothing can run on this machine: the campaign cannot measure anything.
+    if (auto why = everything_unsupported(out.report)) return why;
     // The timing protocol charges its cap on its clock: for one-thread tasks the thread's CPU
     // time, which on a busy machine is a fraction of the wall time (choose_cap reads this).
     TEMPER_TRY_ASSIGN(core::Task task, core::load_task(m_file.config.task_dir));
     const int threads = m_file.config.judge.threads > 0 ? m_file.config.judge.threads : task.config.threads;
-    const bool cpu_clock = judge::default_timing_clock(threads) == judge::kClockThreadCpu;
+    // A CUDA kernel's time is its events' (kernel_seconds), whatever the host thread did.
+    const bool cpu_clock = !m_file.config.judge.cuda() && judge::default_timing_clock(threads) == judge::kClockThreadCpu;
     json times = json::array();
     for (const auto& c : out.report.value("cases", json::array())) {
       const double wall = c.value("kernel_seconds", 0.0);
@@ -330,7 +354,10 @@ Status Orchestrator::prepare_teacher_workspace() {
     TEMPER_TRY(util::write_file_atomic(refdir / "disassembly.txt", text ? *text : "unavailable: " + text.error().message + "\n"));
   }
   if (!fs::exists(refdir / "profile.txt")) {
-    std::string profile = "unsupported: no profiler was given to this campaign (./harness ref-profile says the same)\n";
+    std::string profile = m_file.config.judge.cuda()
+                              ? "unsupported: temper ref profile measures CPU kernels (perf, cachegrind); a CUDA reference's profile "
+                                "would need Nsight Compute, which temper does not drive yet (./harness ref-profile says the same)\n"
+                              : "unsupported: no profiler was given to this campaign (./harness ref-profile says the same)\n";
     if (m_deps.ref_profile) {
       int64_t first = m_file.config.judge.cases.empty() ? 1 : m_file.config.judge.cases.front();
       auto p = m_deps.ref_profile(ref, first);
@@ -338,7 +365,7 @@ Status Orchestrator::prepare_teacher_workspace() {
     }
     TEMPER_TRY(util::write_file_atomic(refdir / "profile.txt", profile));
   }
-  return {};
+  return std::optional<std::string>();
 }
 
 Status Orchestrator::plan_phase() {
@@ -347,7 +374,12 @@ Status Orchestrator::plan_phase() {
   if (fs::exists(plan_file)) { // accepted before a kill
     TEMPER_TRY(load_round_plan());
   } else {
-    TEMPER_TRY(prepare_teacher_workspace());
+    TEMPER_TRY_ASSIGN(std::optional<std::string> unsupported, prepare_teacher_workspace());
+    if (unsupported) {
+      s.phase = Phase::Done;
+      s.end_reason = fmt::format("unsupported: {} (the reference {} was built; nothing can run here)", *unsupported, s.reference_id);
+      return save();
+    }
     const fs::path ws = teacher_workspace();
     std::string errors;
     const PlanContext ctx = plan_context();

@@ -102,7 +102,9 @@ private:
   Status end_round(const std::string& reason);
 
   // Workspaces.
-  Status prepare_teacher_workspace();
+  // Fills the Teacher's workspace; returns why nothing can run here when the reference's every
+  // case came back UNSUPPORTED (a CUDA campaign without a GPU), else nothing.
+  Expected<std::optional<std::string>> prepare_teacher_workspace();
   Status prepare_student_workspace();
   PlanContext plan_context() const;
   Status load_round_plan();

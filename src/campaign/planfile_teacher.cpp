@@ -98,8 +98,8 @@ Expected<agent::TurnResult> PlanfileTeacher::run_turn(const agent::TurnRequest& 
   return result;
 }
 
-Expected<std::unique_ptr<agent::Agent>> make_campaign_agent(const std::string& spec, const fs::path& task_dir) {
-  if (spec == "planfile") return std::make_unique<PlanfileTeacher>(task_dir / "plans");
+Expected<std::unique_ptr<agent::Agent>> make_campaign_agent(const std::string& spec, const fs::path& task_dir, const std::string& backend) {
+  if (spec == "planfile") return std::make_unique<PlanfileTeacher>(backend == "cpu" ? task_dir / "plans" : task_dir / "plans" / backend);
   if (spec.rfind("planfile:", 0) == 0) return std::make_unique<PlanfileTeacher>(fs::path(spec.substr(9)));
   if (spec == "tuner" || spec.rfind("tuner:", 0) == 0) {
     TEMPER_TRY_ASSIGN(TunerOptions options, parse_tuner_spec(spec));

@@ -26,6 +26,9 @@ private:
 // Campaign-level agent specs: "planfile" (plans of the task) or "planfile:DIR", "tuner" or
 // "tuner:KEY=VALUE,..." (campaign/tuner_student.h); anything else
 // goes to the agent layer's make_agent. `task_dir` locates the task's plans.
-Expected<std::unique_ptr<agent::Agent>> make_campaign_agent(const std::string& spec, const std::filesystem::path& task_dir);
+// `backend`: the campaign's (JudgeSettings::backend); the planfile Teacher of a cuda campaign
+// reads the task's plans/cuda/.
+Expected<std::unique_ptr<agent::Agent>> make_campaign_agent(const std::string& spec, const std::filesystem::path& task_dir,
+                                                            const std::string& backend = "cpu");
 
 } // namespace temper::campaign

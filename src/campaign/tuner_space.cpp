@@ -74,10 +74,11 @@ Expected<TunerKernel> pick_kernel(const fs::path& workspace) {
   if (fs::is_directory(starter, ec)) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(starter, ec)) {
-      if (e.is_regular_file() && e.path().extension() == ".cpp") files.push_back(e.path());
+      // A C++ kernel, or a CUDA one (.cu) for a cuda campaign.
+      if (e.is_regular_file() && (e.path().extension() == ".cpp" || e.path().extension() == ".cu")) files.push_back(e.path());
     }
     if (files.size() > 1) {
-      return fail("src/starter/ holds {} .cpp files; the tuner starts from exactly one", files.size());
+      return fail("src/starter/ holds {} kernel files (.cpp, .cu); the tuner starts from exactly one", files.size());
     }
     if (files.size() == 1) {
       k.file = files.front();
@@ -101,7 +102,7 @@ Expected<TunerKernel> pick_kernel(const fs::path& workspace) {
       }
     }
     if (k.file.empty()) {
-      return fail("no kernel to tune: the milestone names no starter (src/starter/*.cpp) and no milestone is accepted yet "
+      return fail("no kernel to tune: the milestone names no starter (src/starter/*.cpp or *.cu) and no milestone is accepted yet "
                   "(src/accepted/M*.cpp)");
     }
     k.origin = fmt::format("accepted M{}", best);

@@ -210,10 +210,18 @@ Expected<std::string> student_brief(const BriefContext& c, const Milestone& m) {
   v["milestone_id"] = m.id;
   v["milestone"] = render_milestone(m, c.task_name);
   v["files"] = workspace_listing(c.workspace, false);
-  v["candidate_file"] = "kernel.cpp";
   const build::CompilerSpec spec = compiler_spec(c.judge);
-  v["compile_command"] = fmt::format("{} {} -std=c++20 -fPIC -shared -I{} kernel.cpp -o /tmp/kernel.so", spec.program,
-                                     fmt::join(spec.flags, " "), build::temper_include_dir().string());
+  if (c.judge.cuda()) {
+    // What the judge runs (build/cuda_compiler.h), less ptxas's report; there may be no GPU
+    // where the agent works, but nvcc builds without one.
+    v["candidate_file"] = "kernel.cu";
+    v["compile_command"] = fmt::format("{} -std=c++20 {} -arch={} -shared -Xcompiler -fPIC -cudart shared -I{} kernel.cu -o /tmp/kernel.so",
+                                       spec.program, fmt::join(spec.flags, " "), spec.cuda_arch, build::temper_include_dir().string());
+  } else {
+    v["candidate_file"] = "kernel.cpp";
+    v["compile_command"] = fmt::format("{} {} -std=c++20 -fPIC -shared -I{} kernel.cpp -o /tmp/kernel.so", spec.program,
+                                       fmt::join(spec.flags, " "), build::temper_include_dir().string());
+  }
   v["budget"] = fmt::format("{} submissions and {:.0f} s of judging and work for this milestone; this turn ends after {:.0f} s",
                             m.budget.attempts, m.budget.seconds, c.turn_s);
   return agent::render_brief_template("student", v);

@@ -12,6 +12,7 @@
 #include "core/task_loader.h"
 #include "core/thread_count.h"
 #include "judge/common.h"
+#include "judge/kernel_backend.h"
 #include "judge/python_golden.h"
 #include "judge/seal.h"
 #include "kb/store.h"
@@ -68,7 +69,34 @@ struct RunArgs {
   // --executor and its options; empty or 0: temper.yaml's `executor`, else local.
   std::string executor, partition, account, constraint;
   int max_jobs = 0;
+  std::string backend = "cpu";
+  std::string cuda_arch;
 };
+
+// --backend cuda: nvcc and the architecture, resolved once (judge::prepare_backend, which also
+// probes the GPU) and recorded in the campaign's settings, so every build of the campaign and
+// of its resumes is the same. Without a GPU the campaign still starts: it builds the reference
+// and checks it, then ends saying why nothing can run.
+Status resolve_cuda_backend(const RunArgs& a, const CLI::App& cmd, campaign::JudgeSettings& s, bool quiet) {
+  judge::BackendRequest req;
+  req.name = "cuda";
+  const CLI::Option* compiler = cmd.get_option_no_throw("--compiler");
+  req.compiler.program = compiler && compiler->count() > 0 ? a.compiler : "nvcc";
+  req.compiler.flags = s.flags;
+  req.cuda_arch = a.cuda_arch;
+  TEMPER_TRY_ASSIGN(judge::KernelBackend backend, judge::prepare_backend(req, util::default_process_runner()));
+  s.backend = "cuda";
+  s.compiler = backend.compiler.program;
+  s.flags = backend.compiler.flags;
+  s.cuda_arch = backend.compiler.cuda_arch;
+  if (!quiet) {
+    const nlohmann::json& device = backend.facts.value("device", nlohmann::json::object());
+    std::cerr << fmt::format("temper: backend cuda: {} for {}; {}\n", s.compiler, s.cuda_arch,
+                             backend.unsupported ? *backend.unsupported + " (the campaign builds and checks the reference, then stops)"
+                                                 : "device " + device.value("device", std::string("?")));
+  }
+  return {};
+}
 
 // Where the campaign's judge runs go: temper.yaml's `executor`, with what the command line gives
 // over it.
@@ -159,17 +187,22 @@ bool has_torch_function(const fs::path& task_dir) {
 }
 
 campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::ExpectationEvaluator& expectations,
-                                     const fs::path& task_dir, int threads, bool quiet) {
+                                     const fs::path& task_dir, const campaign::JudgeSettings& settings, bool quiet) {
   campaign::OrchestratorDeps deps;
   deps.judge = &judge;
   deps.expectations = &expectations;
-  deps.ref_profile = profile_campaign_reference;
-  deps.make_agent = [task_dir](const std::string& spec, agent::Role) { return campaign::make_campaign_agent(spec, task_dir); };
+  // `temper ref profile` measures CPU kernels (perf, valgrind): a CUDA reference has no profile here.
+  if (!settings.cuda()) deps.ref_profile = profile_campaign_reference;
+  const std::string backend = settings.backend;
+  deps.make_agent = [task_dir, backend](const std::string& spec, agent::Role) {
+    return campaign::make_campaign_agent(spec, task_dir, backend);
+  };
 #ifdef TEMPER_HAVE_AGENT_LAYER
   deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
 #endif
   deps.kb_roots = kb_roots_for(task_dir);
-  deps.roofline = roofline_for(task_dir, threads);
+  // The knowledge base certifies this host's CPU: no roofline for kernels that run on a GPU.
+  if (!settings.cuda()) deps.roofline = roofline_for(task_dir, settings.threads);
   deps.progress = quiet ? nullptr : &std::cerr;
   return deps;
 }
@@ -213,12 +246,21 @@ int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeServic
     if (auto st = campaign::campaign_status(dir)) std::cout << campaign::format_status(*st);
     return kExitFailed;
   }
+  // A backend that cannot run here (CUDA without a GPU): built and checked, nothing measured,
+  // so there is no final kernel to report on.
+  if (o.state().end_reason.rfind("unsupported: ", 0) == 0) {
+    if (auto st = campaign::campaign_status(dir)) std::cout << campaign::format_status(*st);
+    return kExitFailed;
+  }
   // What the whole campaign gained: the final kernel against the starting reference on every
   // case of the campaign (judged once; a rerun reads the stored summary).
   if (!quiet) std::cerr << "temper: final report: judging the final kernel against the starting reference\n";
   campaign::FinalReportOptions opts;
-  opts.roofline = roofline_for(o.config().task_dir, o.config().judge.threads);
-  opts.vs_torch = o.config().vs_torch && has_torch_function(o.config().task_dir);
+  const bool cuda = o.config().judge.cuda();
+  if (!cuda) opts.roofline = roofline_for(o.config().task_dir, o.config().judge.threads);
+  // The PyTorch arm runs on the CPU (judge::prepare_torch_reference): beside a CUDA kernel it
+  // would compare a GPU with a CPU, so a CUDA campaign's report has no such column yet.
+  opts.vs_torch = o.config().vs_torch && !cuda && has_torch_function(o.config().task_dir);
   opts.torch_default_threads = core::usable_cpus() > 1;
   auto summary = campaign::ensure_final_report(dir, o.references(), judge, opts);
   if (!summary) {
@@ -239,7 +281,7 @@ int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeServic
 
 int resume_campaign(const std::string& dir, bool quiet);
 
-int run_campaign(const RunArgs& a) {
+int run_campaign(const RunArgs& a, const CLI::App& cmd) {
   CampaignConfig c;
   c.task_dir = fs::absolute(a.task);
   c.teacher = a.teacher;
@@ -273,6 +315,15 @@ int run_campaign(const RunArgs& a) {
   }
   c.judge.compiler = a.compiler;
   c.judge.flags = split_flags(a.flags);
+  if (a.backend == "cuda") {
+    if (auto st = resolve_cuda_backend(a, cmd, c.judge, a.quiet); !st) {
+      std::cerr << "temper: error: --backend cuda: " << st.error().message << "\n";
+      return kExitUsage;
+    }
+  } else if (!a.cuda_arch.empty()) {
+    std::cerr << "temper: --cuda-arch applies to --backend cuda\n";
+    return kExitUsage;
+  }
   c.judge.cap_s = a.cap_s;
   if (a.cache_mode != "cold" && a.cache_mode != "warm") {
     std::cerr << "temper: --cache must be cold or warm, not '" << a.cache_mode << "'\n";
@@ -355,8 +406,8 @@ int run_campaign(const RunArgs& a) {
   campaign::JudgeService& judge = (*judges)->service();
   campaign::ProfilingExpectationEvaluator expectations(c.judge, util::default_process_runner());
   const fs::path task_dir = c.task_dir;
-  const int threads = c.judge.threads;
-  auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, expectations, task_dir, threads, a.quiet));
+  const campaign::JudgeSettings settings = c.judge;
+  auto o = campaign::Orchestrator::create(dir, std::move(c), make_deps(judge, expectations, task_dir, settings, a.quiet));
   if (!o) {
     std::cerr << "temper: error: " << o.error().message << "\n";
     return kExitUsage;
@@ -378,7 +429,7 @@ int resume_campaign(const std::string& dir, bool quiet) {
   }
   campaign::JudgeService& judge = (*judges)->service();
   campaign::ProfilingExpectationEvaluator expectations(file->config.judge, util::default_process_runner());
-  auto o = campaign::Orchestrator::open(dir, make_deps(judge, expectations, file->config.task_dir, file->config.judge.threads, quiet));
+  auto o = campaign::Orchestrator::open(dir, make_deps(judge, expectations, file->config.task_dir, file->config.judge, quiet));
   if (!o) {
     std::cerr << "temper: error: " << o.error().message << "\n";
     return kExitUsage;
@@ -400,8 +451,8 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_option("--reference", a->reference, "Starting reference kernel (a file, a file name in the task, or a sealed reference's name; default: the task's reference)");
   run->add_option("--store", a->store, "Store of sealed references, for --reference NAME (default: $TEMPER_HOME/refs)");
   run->add_option("--cases", a->cases, "The campaign's cases, e.g. 1-4,7 (default: all)");
-  run->add_option("--compiler", a->compiler, "Compiler for candidates and references")->capture_default_str();
-  run->add_option("--flags", a->flags, "Optimization flags (default: \"-O3 -march=native\")");
+  run->add_option("--compiler", a->compiler, "Compiler for candidates and references (--backend cuda: nvcc unless given)")->capture_default_str();
+  run->add_option("--flags", a->flags, "Optimization flags (default: \"-O3 -march=native\"; --backend cuda: -O3)");
   run->add_option("--cap", a->cap_s, "Seconds of measurement per arm per case per timing job")->capture_default_str()->check(CLI::PositiveNumber);
   run->add_option("--cache", a->cache_mode, "cold (flush before every sample) or warm")->capture_default_str();
   run->add_option("--measure-jobs", a->measure_jobs, "Gate: measurement jobs")->capture_default_str()->check(CLI::PositiveNumber);
@@ -429,8 +480,14 @@ void register_campaign_commands(CLI::App& app, Action& action) {
   run->add_option("--max-jobs", a->max_jobs,
                   "--executor slurm: jobs queued or running at once; a gate's cases and a probe's variants are shared out over them (default 4)")
       ->check(CLI::Range(1, 1000));
+  run->add_option("--backend", a->backend,
+                  "Where kernels run: cpu (C++ kernels, kernel.h) or cuda (.cu kernels, cuda_kernel.h, built with nvcc; the task's "
+                  "reference.cuda and plans/cuda/; docs/cuda.md)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  run->add_option("--cuda-arch", a->cuda_arch, "cuda: target architecture, e.g. sm_90 (default: the GPU's, else sm_90)");
   run->add_flag("--quiet,-q", a->quiet, "No progress lines on stderr");
-  run->callback([a, &action] { action = [a] { return run_campaign(*a); }; });
+  run->callback([a, run, &action] { action = [a, run] { return run_campaign(*a, *run); }; });
 
   auto resume_dir = std::make_shared<std::string>();
   auto resume_quiet = std::make_shared<bool>(false);

@@ -31,6 +31,8 @@ struct ProbeArgs : TimingArgs {
   int trials = 3;
   bool quiet = false;
   std::string kb; // knowledge base for the roofline bound; empty: kb::default_kb_roots()
+  std::string backend = "cpu";
+  std::string cuda_arch;
 };
 
 int usage_error(const std::string& message) {
@@ -53,6 +55,15 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   if (a.trials < 3) return usage_error(fmt::format("--trials must be at least 3, not {}", a.trials));
   o.compiler.program = a.compiler;
   if (!a.flags.empty()) o.compiler.flags = split_flags(a.flags);
+  o.backend = a.backend;
+  o.cuda_arch = a.cuda_arch;
+  if (a.backend == "cuda") {
+    // nvcc unless --compiler names another; its own default flags (-O3) unless --flags.
+    if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); c == nullptr || c->count() == 0) o.compiler.program = "nvcc";
+    if (a.flags.empty()) o.compiler.flags.clear();
+  } else if (!a.cuda_arch.empty()) {
+    return usage_error("--cuda-arch applies to --backend cuda");
+  }
   if (const CLI::Option* seed = cmd.get_option_no_throw("--seed"); seed && seed->count() > 0) o.seed = a.seed;
   o.fresh_seed = a.fresh_seed;
   o.jobs = a.jobs;
@@ -68,8 +79,10 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   auto t = timing_options(a, false);
   if (!t) return usage_error(t.error().message);
   o.timing = *t;
-  // Each timed variant's fraction of the roofline, where this machine has certified peaks.
-  if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb}, o.threads)) o.timing.roofline = *roof;
+  // Each timed variant's fraction of the roofline, where this machine has certified peaks (of
+  // its CPU: none for CUDA kernels).
+  if (a.backend == "cpu")
+    if (auto roof = task_roofline(a.task, a.kb.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{a.kb}, o.threads)) o.timing.roofline = *roof;
 
   auto report = judge::run_probe(o, util::default_process_runner());
   if (!report) return usage_error(report.error().message);
@@ -104,7 +117,11 @@ void register_probe_command(CLI::App& app, Action& action) {
   cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--trials", args->trials, "Correctness trials per variant (at least 3)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
-  cmd->add_option("--reference", args->reference, "Reference kernel source (default: the task's cpu reference)")
+  cmd->add_option("--backend", args->backend, "Where kernels run: cpu (C++ kernels) or cuda (.cu kernels built with nvcc, docs/cuda.md)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--cuda-arch", args->cuda_arch, "cuda: target architecture, e.g. sm_90 (default: the GPU's, else sm_90)");
+  cmd->add_option("--reference", args->reference, "Reference kernel source (default: the task's reference for the backend)")
       ->group("Timing against a reference");
   add_timing_options(cmd, *args, TimingFlagSet::SingleJob);
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run(*args, *cmd); }; });

@@ -164,11 +164,17 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     if (sealed.task != task.op.name) {
       return fail("the sealed reference '{}' was sealed for task {}, not {}", sealed.name, sealed.task, task.op.name);
     }
-    if (sealed.flags != opt.compiler.flags || sealed.compiler_version != compiler_id.version) {
+    if (sealed.flags != backend.compiler.flags || sealed.compiler_version != compiler_id.version) {
       return fail("refusing to compare measurements taken under different protocols: the sealed reference '{}' was built with "
                   "{} {} and the candidate with {} {}; judge with --compiler {} --flags \"{}\"",
                   sealed.name, sealed.compiler_version, fmt::join(sealed.flags, " "), compiler_id.version,
-                  fmt::join(opt.compiler.flags, " "), sealed.compiler, fmt::join(sealed.flags, " "));
+                  fmt::join(backend.compiler.flags, " "), sealed.compiler, fmt::join(sealed.flags, " "));
+    }
+    if (sealed.cuda_arch != backend.compiler.cuda_arch) {
+      auto target = [](const std::string& arch) { return arch.empty() ? std::string("the CPU") : "CUDA " + arch; };
+      return fail("refusing to compare builds for different targets: the sealed reference '{}' was built for {}, the candidate "
+                  "for {} (--backend, --cuda-arch)",
+                  sealed.name, target(sealed.cuda_arch), target(backend.compiler.cuda_arch));
     }
     reference_specialized = sealed.specialized;
   } else if (opt.timing && opt.timing->torch_reference) {
@@ -387,9 +393,6 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (opt.timing) {
     TimingConfig tc = make_timing_config(*opt.timing, task, backend.compiler, compiler_id, worker_exe, opt.call_timeout,
                                          opt.memory_limit_bytes);
-    tc.worker_args = backend.worker_args;
-    tc.worker_env = backend.worker_env;
-    tc.device_profiles = backend.device_profiles;
     if (torch_ref) {
       tc.reference_command = torch_ref->argv;
       tc.reference_threads = torch_threads;
@@ -400,38 +403,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
         if (opt.timing->protocol.clock.empty()) tc.protocol.clock = std::string(kClockMonotonic);
       }
     }
-    // Both arms take the same cold-cache step. The evict step is temper-worker's; the PyTorch
-    // runner, the CUDA worker (its L2) and the PyPTO runner flush with a buffer.
-    if (backend.name != "cpu" || torch_ref) {
-      if (opt.timing->protocol.cold_step == "evict") {
-        return fail("--cold-step evict needs both arms in temper-worker (the CPU backend, a C++ reference); use buffer");
-      }
-      tc.protocol.cold_step = "buffer";
-    }
-    // CUDA's and PyPTO's runtimes keep threads of their own busy: measured there, not judged.
-    tc.judge_work_outside_call = backend.name == "cpu";
     if (opt.timing->tier == "probe") tc.protocol.check_fraction = kProbeCheckFraction;
-    if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
-    // Each life of the PyTorch arm imports torch again (seconds): a few lives, as for CUDA.
-    const int max_lives = torch_ref ? 3 : backend.max_lives;
-    if (max_lives > 0 && tc.protocol.rule.target_lives > max_lives) {
-      tc.protocol.rule.target_lives = max_lives;
-      tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, max_lives);
-    }
-    if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
-    if (!backend.protocol_compiler.empty()) {
-      // The arms run source in a runner, not builds of the compiler: the protocol names the runner.
-      tc.protocol.compiler = backend.protocol_compiler;
-      tc.protocol.flags = {};
-    }
-    if (opt.timing->protocol.flush_bytes == 0 && backend.flush_bytes > 0) tc.protocol.flush_bytes = backend.flush_bytes;
-    const std::string& maker = opt.timing->content_maker;
-    if (maker == "device" && backend.name != "cuda") return fail("--content-maker device needs --backend cuda");
-    if (backend.name == "cuda" && maker != "host" && !backend.unsupported && tc.protocol.content == "fresh") {
-      progress.status("building the device-content library");
-      TEMPER_TRY_ASSIGN(tc.device_content, build_device_content(cache));
-      tc.protocol.content_maker = "device";
-    }
+    TEMPER_TRY(apply_backend_to_timing(backend, *opt.timing, torch_ref.has_value(), cache, tc, progress));
     TimingPhaseInput in;
     in.task = &task;
     in.cases = cases;

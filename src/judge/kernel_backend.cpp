@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace temper::judge {
@@ -64,6 +65,9 @@ Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::Process
   std::error_code ec;
   if (fs::path lib = build::cuda_library_dir(nvcc); !lib.empty() && fs::exists(lib / "libcudart.so", ec))
     b.worker_args = {"--runtime", (lib / "libcudart.so").string()};
+  // $TEMPER_CUDA_DRIVER (docs/cuda.md) chooses the driver library; the worker's fixed
+  // environment would drop it, so it goes as an argument.
+  if (const char* d = std::getenv("TEMPER_CUDA_DRIVER"); d && *d) b.worker_args.insert(b.worker_args.end(), {"--driver", d});
   TEMPER_TRY_ASSIGN(backend::CudaDevice device, backend::probe_cuda_device(b.worker_exe, runner, b.worker_args));
   // The escape hatch for a driver the sandbox's rules break (docs/cuda.md), passed on as an
   // argument: a worker's environment holds no TEMPER_* variable.
@@ -96,6 +100,45 @@ Expected<std::filesystem::path> build_device_content(build::CompileCache& cache)
   TEMPER_TRY_ASSIGN(build::CompileResult r, cache.compile(req));
   if (!r.ok) return fail("the device-content library does not build with {}:\n{}", cache.compiler().program, r.diagnostics);
   return r.artifact;
+}
+
+Status apply_backend_to_timing(const KernelBackend& backend, const TimingOptions& options, bool torch_reference,
+                               build::CompileCache& cache, TimingConfig& tc, util::Progress& progress) {
+  tc.worker_args = backend.worker_args;
+  tc.worker_env = backend.worker_env;
+  tc.device_profiles = backend.device_profiles;
+  // Both arms take the same cold-cache step. The evict step is temper-worker's; the PyTorch
+  // runner, the CUDA worker (its L2) and the PyPTO runner flush with a buffer.
+  if (backend.name != "cpu" || torch_reference) {
+    if (options.protocol.cold_step == "evict") {
+      return fail("--cold-step evict needs both arms in temper-worker (the CPU backend, a C++ reference); use buffer");
+    }
+    tc.protocol.cold_step = "buffer";
+  }
+  // CUDA's and PyPTO's runtimes keep threads of their own busy: measured there, not judged.
+  tc.judge_work_outside_call = backend.name == "cpu";
+  if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
+  // Each life of the PyTorch arm imports torch again (seconds): a few lives, as for CUDA.
+  const int max_lives = torch_reference ? 3 : backend.max_lives;
+  if (max_lives > 0 && tc.protocol.rule.target_lives > max_lives) {
+    tc.protocol.rule.target_lives = max_lives;
+    tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, max_lives);
+  }
+  if (!backend.clock.empty()) tc.protocol.clock = backend.clock;
+  if (!backend.protocol_compiler.empty()) {
+    // The arms run source in a runner, not builds of the compiler: the protocol names the runner.
+    tc.protocol.compiler = backend.protocol_compiler;
+    tc.protocol.flags = {};
+  }
+  if (options.protocol.flush_bytes == 0 && backend.flush_bytes > 0) tc.protocol.flush_bytes = backend.flush_bytes;
+  const std::string& maker = options.content_maker;
+  if (maker == "device" && backend.name != "cuda") return fail("--content-maker device needs --backend cuda");
+  if (backend.name == "cuda" && maker != "host" && !backend.unsupported && tc.protocol.content == "fresh") {
+    progress.status("building the device-content library");
+    TEMPER_TRY_ASSIGN(tc.device_content, build_device_content(cache));
+    tc.protocol.content_maker = "device";
+  }
+  return {};
 }
 
 void attach_static_resources(const KernelBackend& backend, const build::CompileResult& build, CaseResult& result) {

@@ -9,9 +9,12 @@
 #include "build/compile_cache.h"
 #include "build/compiler.h"
 #include "judge/case_result.h"
+#include "judge/judge.h"
 #include "judge/pypto_backend.h"
+#include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
+#include "util/progress.h"
 
 #include <nlohmann/json.hpp>
 
@@ -65,6 +68,15 @@ Expected<KernelBackend> prepare_backend(const BackendRequest& request, util::Pro
 // the cuda backend's nvcc and architecture, through the compile cache; its source is written
 // under the cache root first. The artifact's path, or why it does not build.
 Expected<std::filesystem::path> build_device_content(build::CompileCache& cache);
+
+// What the backend changes in a timing job's configuration, the same for the judge and the
+// probe: the worker's arguments and environment, the cold-cache step (a buffer outside
+// temper-worker), whether work outside calls is judged, warm-up calls and worker lives, the
+// clock, the flush size, and on a GPU the device-content library for fresh inputs made there.
+// `torch_reference`: the reference arm is the PyTorch runner. Errors: a cold step or content
+// maker the backend cannot give, the device-content library not building.
+Status apply_backend_to_timing(const KernelBackend& backend, const TimingOptions& options, bool torch_reference,
+                               build::CompileCache& cache, TimingConfig& tc, util::Progress& progress);
 
 // Records what the build of one case says about it: for CUDA builds, ptxas's registers, shared
 // memory, spills and stack (CaseResult::resources). Nothing for CPU builds.

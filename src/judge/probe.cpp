@@ -1,6 +1,7 @@
 #include "judge/boundary_phase.h"
 #include "judge/common.h"
 #include "judge/probe.h"
+#include "judge/kernel_backend.h"
 
 #include "build/compile_cache.h"
 #include "core/inputs.h"
@@ -194,36 +195,45 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     }
   } else {
     if (reference.empty()) {
-      auto it = task.config.reference.find("cpu");
-      if (it == task.config.reference.end()) return fail("task {} names no cpu reference: pass --reference FILE", task.op.name);
+      auto it = task.config.reference.find(opt.backend);
+      if (it == task.config.reference.end()) return fail("task {} names no {} reference: pass --reference FILE", task.op.name, opt.backend);
       reference = it->second;
     }
     if (!fs::is_regular_file(reference, ec)) return fail("reference {} is not a file", reference.string());
     TEMPER_TRY_ASSIGN(ref_text, util::read_file(reference));
   }
-  fs::path worker_exe = opt.worker_exe.empty() ? default_worker_exe() : opt.worker_exe;
+  if (opt.backend == "pypto") return fail("probes build knob variants: the pypto backend runs source files unbuilt");
+  BackendRequest backend_request{opt.backend, opt.compiler, opt.cuda_arch, opt.worker_exe, {}, &task.op};
+  TEMPER_TRY_ASSIGN(const KernelBackend backend, prepare_backend(backend_request, runner));
+  const fs::path& worker_exe = backend.worker_exe;
   if (!fs::is_regular_file(worker_exe, ec)) return fail("the worker binary {} is missing; rebuild temper", worker_exe.string());
   const std::vector<std::string> reference_flags =
-      sealed ? sealed->flags : opt.timing.reference_flags.empty() ? opt.compiler.flags : opt.timing.reference_flags;
+      sealed ? sealed->flags : opt.timing.reference_flags.empty() ? backend.compiler.flags : opt.timing.reference_flags;
   // One protocol for both arms, as in the judge: builds made differently are not compared.
-  if (reference_flags != opt.compiler.flags) {
+  if (reference_flags != backend.compiler.flags) {
     return fail("refusing to compare measurements taken under different protocols: flags differ (reference: {}, candidate: {}); "
                 "build both the same way",
-                fmt::join(reference_flags, " "), fmt::join(opt.compiler.flags, " "));
+                fmt::join(reference_flags, " "), fmt::join(backend.compiler.flags, " "));
+  }
+  if (sealed && sealed->cuda_arch != backend.compiler.cuda_arch) {
+    return fail("refusing to compare builds for different targets: the sealed reference '{}' was built for {}, the variants for {}",
+                sealed->name, sealed->cuda_arch.empty() ? "the CPU" : sealed->cuda_arch,
+                backend.compiler.cuda_arch.empty() ? "the CPU" : backend.compiler.cuda_arch);
   }
 
   const int jobs = job_count(opt.jobs);
   const uint64_t job_seed = opt.seed ? *opt.seed : opt.fresh_seed ? random_seed() : machine_secret_seed();
   const int trials = std::max(3, opt.trials);
 
-  build::CompileCache cache(util::cache_root() / "compile", opt.compiler, runner);
-  TEMPER_TRY_ASSIGN(build::CompilerIdentity compiler_id, build::identify_compiler(opt.compiler.program, runner));
+  build::CompileCache cache(util::cache_root() / "compile", backend.compiler, runner);
+  build::CompileCache host_cache(util::cache_root() / "compile", backend.host_compiler, runner); // the golden
+  TEMPER_TRY_ASSIGN(build::CompilerIdentity compiler_id, build::identify_compiler(backend.compiler.program, runner));
   if (sealed && sealed->compiler_version != compiler_id.version) {
     return fail("refusing to compare measurements taken under different protocols: the sealed reference '{}' was built with {}, "
                 "the candidate with {}",
                 sealed->name, sealed->compiler_version, compiler_id.version);
   }
-  GoldenRunner golden(task, cache, runner, util::cache_root() / "golden");
+  GoldenRunner golden(task, host_cache, runner, util::cache_root() / "golden");
 
   // 1. Build every variant, the reference and the golden, through the cache, in parallel.
   std::vector<ProbeVariant> variants(grid.size());
@@ -280,6 +290,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
       r.status = CaseStatus::CompileError;
       r.message = first_error_line(b.diagnostics);
     }
+    attach_static_resources(backend, b, r);
   }
   // 1b. The boundary, as in judge: a variant that crosses it is rejected and never runs.
   {
@@ -288,13 +299,22 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     TEMPER_TRY_ASSIGN(std::vector<BoundaryVerdict> verdicts,
                       check_boundary(task, opt.candidate, sealed ? std::vector<fs::path>{} : std::vector<fs::path>{reference},
                                      sealed ? std::vector<fs::path>{sealed->dir} : std::vector<fs::path>{}, variant_builds,
-                                     {ref_build}, *c, cache));
+                                     {ref_build}, *c, cache, backend.name));
     for (size_t i = 0; i < variants.size(); ++i) {
       CaseResult& r = variants[i].result;
       if ((r.status != CaseStatus::Passed && r.status != CaseStatus::CompileError) || verdicts[i].ok()) continue;
       r.status = CaseStatus::RejectedCheat;
       r.reason_code = verdicts[i].reason_code();
       r.message = verdicts[i].message();
+    }
+  }
+  // A backend that cannot run here (CUDA without a GPU): the builds and static checks above
+  // are all a probe gives; every variant that got that far says why nothing ran.
+  if (backend.unsupported) {
+    for (auto& v : variants) {
+      if (v.result.status != CaseStatus::Passed) continue;
+      v.result.status = CaseStatus::Unsupported;
+      v.result.message = *backend.unsupported;
     }
   }
   const bool any_built = std::any_of(variants.begin(), variants.end(),
@@ -313,6 +333,8 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   // 3. Correctness of every built variant, each in its own worker.
   CorrectnessConfig cc;
   cc.worker_exe = worker_exe;
+  cc.worker_args = backend.worker_args;
+  cc.worker_env = backend.worker_env;
   cc.threads = task.config.threads;
   cc.call_timeout = opt.call_timeout;
   cc.memory_limit_bytes = opt.memory_limit_bytes;
@@ -339,9 +361,10 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
 
   // 4. Timing, one variant after another (never two measurements at once), every one against
   // the same reference build on the same inputs (the job seed), so their speedups compare.
-  TimingConfig tc = make_timing_config(opt.timing, task, opt.compiler, compiler_id, worker_exe, opt.call_timeout,
+  TimingConfig tc = make_timing_config(opt.timing, task, backend.compiler, compiler_id, worker_exe, opt.call_timeout,
                                        opt.memory_limit_bytes);
   tc.protocol.check_fraction = kProbeCheckFraction;
+  if (any_built) TEMPER_TRY(apply_backend_to_timing(backend, opt.timing, false, cache, tc, progress));
   tc.protocol.stop_when_decided = false; // variants are ranked by their speedups
   TimingOptions to = opt.timing;
   to.reference = reference;
@@ -384,9 +407,10 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json axes = nlohmann::json::array();
   for (const auto& a : opt.grid) axes.push_back({{"name", a.name}, {"values", a.values}});
-  report.context = job_context({opt.temper_version, &opt.compiler, &compiler_id, specialized, job_seed, trials, &task,
+  report.context = job_context({opt.temper_version, &backend.compiler, &compiler_id, specialized, job_seed, trials, &task,
                                  opt.call_timeout, opt.candidate, util::hash_hex(source_text)});
   report.context["case"] = c->to_json();
+  report.context["backend"] = backend.facts;
   report.context["reference"] = sealed ? nlohmann::json{{"sealed", sealed->name}, {"content_hash", sealed->content_hash}, {"date", sealed->date}}
                                        : nlohmann::json{{"path", reference.string()}, {"sha", util::hash_hex(ref_text)}, {"build_key", ref_build.key}};
   report.context["grid"] = axes;

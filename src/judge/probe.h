@@ -64,10 +64,12 @@ struct ProbeOptions {
   size_t memory_limit_bytes = size_t{4} << 30;
   int trials = 3;                    // correctness trials per variant (at least 3)
   std::optional<int> threads;        // overrides the task's threads (`--threads N|all`)
-  std::filesystem::path worker_exe;  // default: temper-worker beside the running binary
+  std::filesystem::path worker_exe;  // default: the backend's worker beside the running binary
+  std::string backend = "cpu";       // cpu | cuda (judge/kernel_backend.h); cuda: `compiler` is nvcc
+  std::string cuda_arch;             // cuda: empty means the device's architecture, else sm_90
   bool progress = true;
   std::string temper_version = "dev";
-  // The reference (default: the task's cpu reference), protocol, stop rule and noise floor.
+  // The reference (default: the task's reference for the backend), protocol, stop rule and noise floor.
   // The tier and job counts are ignored: a probe is one measurement job per variant.
   TimingOptions timing;
 };

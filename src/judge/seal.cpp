@@ -37,6 +37,7 @@ Expected<SealedRef> from_json(const nlohmann::json& j, const fs::path& dir) {
     r.compiler_version = j.at("compiler").at("version").get<std::string>();
     r.compiler_key = j.at("compiler").at("key").get<std::string>();
     r.flags = j.at("flags").get<std::vector<std::string>>();
+    r.cuda_arch = j.at("compiler").value("cuda_arch", "");
     r.origin = j.at("origin").get<std::string>();
     r.date = j.at("date").get<std::string>();
     r.task = j.at("task").at("name").get<std::string>();
@@ -63,12 +64,14 @@ Status copy_file(const fs::path& from, const fs::path& to, fs::perms perms) {
 nlohmann::json SealedRef::to_json() const {
   nlohmann::json cases = nlohmann::json::object();
   for (const auto& [id, path] : case_artifacts) cases[std::to_string(id)] = path.lexically_relative(dir).string();
+  nlohmann::json compiler_json = {{"program", compiler}, {"version", compiler_version}, {"key", compiler_key}};
+  if (!cuda_arch.empty()) compiler_json["cuda_arch"] = cuda_arch;
   return {{"schema_version", kSealSchemaVersion},
           {"kind", "temper.sealed_reference"},
           {"name", name},
           {"source_sha", source_sha},
           {"content_hash", content_hash},
-          {"compiler", {{"program", compiler}, {"version", compiler_version}, {"key", compiler_key}}},
+          {"compiler", compiler_json},
           {"flags", flags},
           {"origin", origin},
           {"date", date},
@@ -147,6 +150,7 @@ Expected<SealedRef> seal(const SealOptions& opt, util::ProcessRunner& runner) {
   ref.compiler_version = compiler_id.version;
   ref.compiler_key = compiler_id.key;
   ref.flags = opt.compiler.flags;
+  if (opt.compiler.kind == build::CompilerKind::Cuda) ref.cuda_arch = opt.compiler.cuda_arch;
   ref.origin = opt.origin.empty() ? fs::absolute(opt.source).lexically_normal().string() : opt.origin;
   ref.date = utc_now();
   ref.task = task.op.name;

@@ -38,6 +38,7 @@ struct SealedRef {
   std::string compiler_version;          // first line of --version
   std::string compiler_key;              // build::CompilerIdentity::key
   std::vector<std::string> flags;
+  std::string cuda_arch;                 // built by nvcc for this architecture ("sm_90"); empty: a CPU build
   std::string origin;                    // where it came from (the source path, or a campaign's label)
   std::string date;                      // UTC, when sealed
   std::string task;                      // operator name
