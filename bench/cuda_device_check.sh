@@ -3,12 +3,14 @@
 # build that came along (a pack from bench/cuda_pack.sh, or a build dir) or builds temper,
 # probes the GPU, runs the CUDA tests, measures what the judge costs per timed call
 # (bench/cuda_judge_cost.sh: all 20 SwiGLU cases, tiled against naive, one measurement and one
-# confirmation job each) and judges the task's own CUDA reference. Every step is printed, has a
+# confirmation job each), judges the task's own CUDA reference and, with CAMPAIGN=1, runs a CUDA
+# campaign on SwiGLU (temper run --backend cuda). Every step is printed, has a
 # time limit and keeps going after a failure; the results land in one directory:
 #
 #   bash bench/cuda_device_check.sh [RESULTS_DIR]     (default: $OUT if set, else bench/results/cuda-<date>)
 #
-# With a pack it needs no build and no package registry, and fits in 8 minutes.
+# With a pack it needs no build and no package registry, and fits in 8 minutes (the campaign's
+# CAMPAIGN_LIMIT, default 7 minutes, comes on top).
 # Environment: BUILD_DIR (default build-pack if there, else build-device), JOBS (default nproc),
 # CASES (default all 20), HOST_CASES (the old host-copy path, for comparison: default 1,2,4).
 set -uo pipefail
@@ -95,7 +97,7 @@ step probe 60 "$BUILD_DIR/temper-cuda-worker" --probe
 cp "$RESULTS/probe.log" "$RESULTS/probe.json" 2>/dev/null
 
 # --- tests: the CUDA ones (they skip what this machine lacks, and say why) --------------------
-step tests 120 "$BUILD_DIR/tests/temper_unit_tests" --gtest_filter='Cuda*:PtxasResources*:DeviceContent*:DeviceTiming*' \
+step tests 180 "$BUILD_DIR/tests/temper_unit_tests" --gtest_filter='Cuda*:PtxasResources*:DeviceContent*:DeviceTiming*' \
   --gtest_output="json:$RESULTS/tests.json"
 
 # --- what the judge costs: tiled against naive, inputs made on the device, then on the host ----
@@ -104,6 +106,13 @@ step cost 360 bash bench/cuda_judge_cost.sh "$RESULTS" "$BUILD_DIR/temper"
 # The task's own CUDA reference, correctness only (cheap): the bundled baseline must pass.
 step reference 90 "$BUILD_DIR/temper" judge tasks/swi_glu tasks/swi_glu/reference.cu --backend cuda \
   --cases "${REFERENCE_CASES:-1,2,5}" --json "$RESULTS/judge-reference.json"
+
+# --- a CUDA campaign (CAMPAIGN=1; minutes more): the bundled plan and starter, tuned on the GPU --
+if [ "${CAMPAIGN:-0}" = 1 ]; then
+  step campaign "${CAMPAIGN_LIMIT:-420}" "$BUILD_DIR/temper" run tasks/swi_glu --backend cuda --cases "${CAMPAIGN_CASES:-2,3,4,5,9,12,20}" \
+    --dir "$RESULTS/campaign" --budget "wall=${CAMPAIGN_WALL:-6m}" --measure-jobs 1 --confirm-jobs 1 --cap 2 --no-vs-torch
+  cp "$RESULTS/campaign/final/summary.json" "$RESULTS/campaign-summary.json" 2>/dev/null
+fi
 
 note "done in $(($(date +%s) - T0)) s; results in $RESULTS"
 ls -l "$RESULTS" | tee -a "$SUMMARY"

@@ -110,6 +110,12 @@ Expected<json> campaign_status(const fs::path& dir) {
     }
     out["cluster"] = {{"executor", c.config.executor.to_json()}, {"jobs_out", out_jobs}};
   }
+  // Where the kernels run: the CPU, or CUDA with the nvcc and architecture the campaign recorded.
+  out["backend"] = {{"name", c.config.judge.backend}};
+  if (c.config.judge.cuda()) {
+    out["backend"]["nvcc"] = c.config.judge.compiler;
+    out["backend"]["cuda_arch"] = c.config.judge.cuda_arch;
+  }
   const Budgets& b = c.config.budgets;
   out["budget"] = {{"wall_s", b.wall_s}, {"elapsed_s", s.elapsed_s},
                    {"wall_left_s", b.wall_s > 0 ? json(std::max(0.0, b.wall_s - s.elapsed_s)) : json()},
@@ -122,6 +128,8 @@ Expected<json> campaign_status(const fs::path& dir) {
 std::string format_status(const json& st) {
   std::string s = fmt::format("campaign {}: round {} of {}, phase {}, reference {}\n", st.value("task", ""), st.value("round", 0),
                               st.value("rounds", 0), st.value("phase", ""), st.value("reference", ""));
+  if (const json& b = st.value("backend", json::object()); b.value("name", "cpu") == "cuda")
+    s += fmt::format("backend: cuda, {} for {}\n", b.value("nvcc", ""), b.value("cuda_arch", ""));
   if (st.contains("milestone")) {
     const json& m = st["milestone"];
     s += fmt::format("milestone {} ({}): {} submission(s)\n", m.value("id", ""), m.value("title", ""), m.value("submissions", 0));

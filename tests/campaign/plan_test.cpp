@@ -72,6 +72,22 @@ TEST(PlanTest, ShippedSwiGluPlansStartFromTheTaskKernels) {
   EXPECT_EQ(starters, (std::set<std::string>{"kernels/general.cpp", "kernels/rows.cpp"}));
 }
 
+// The CUDA campaign's plan (plans/cuda/, read by `temper run --backend cuda`): valid, starting
+// from the task's CUDA kernel with every knob fixed at M0 and something to search after it.
+TEST(PlanTest, ShippedSwiGluCudaPlanStartsFromTheCudaKernel) {
+  auto ctx = task_plan_context(testing::source_dir() / "tasks" / "swi_glu");
+  ASSERT_TRUE(ctx.has_value()) << ctx.error().message;
+  auto plan = load_plan(testing::source_dir() / "tasks" / "swi_glu" / "plans" / "cuda" / "01-vector-rows.json", *ctx);
+  ASSERT_TRUE(plan.has_value()) << plan.error().message;
+  ASSERT_GE(plan->milestones.size(), 2u);
+  EXPECT_EQ(plan->milestones[0].starter, "kernels/rows.cu");
+  for (const auto& [knob, values] : plan->milestones[0].knobs) EXPECT_EQ(values.size(), 1u) << knob;
+  bool searched = false;
+  for (size_t i = 1; i < plan->milestones.size(); ++i)
+    for (const auto& [knob, values] : plan->milestones[i].knobs) searched = searched || values.size() > 1;
+  EXPECT_TRUE(searched);
+}
+
 TEST(PlanTest, ParsesEveryField) {
   auto plan = parse_plan(test_plan("rows"), swi_glu_context());
   ASSERT_TRUE(plan.has_value()) << plan.error().message;

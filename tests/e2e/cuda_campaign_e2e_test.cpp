@@ -99,6 +99,7 @@ TEST(CudaCampaignE2E, WithoutAGpuTheReferenceIsBuiltAndTheCampaignSaysWhy) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("temper: backend cuda: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("ended: unsupported: no GPU: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("backend: cuda, "), std::string::npos) << r.output; // temper status's line
   // The task's CUDA reference, sealed as R0: built by nvcc for the default architecture.
   const json manifest = read_json(dir / "refs" / "R0" / "manifest.json");
   EXPECT_EQ(manifest["compiler"]["cuda_arch"], "sm_90") << manifest.dump(2);

@@ -69,6 +69,19 @@ TEST(CudaE2E, JudgesACudaKernelOrSaysWhyItCannot) {
   }
 }
 
+// The CUDA campaign's starter (tasks/swi_glu/kernels/rows.cu, plans/cuda/) at its default knobs:
+// it builds with nvcc, spills nothing and crosses no boundary; on a GPU it passes.
+TEST(CudaE2E, TheCampaignStarterBuildsAndPassesTheStaticChecks) {
+  if (build::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found: no CUDA toolkit here";
+  CudaRun r = judge_cuda("tasks/swi_glu/kernels/rows.cu");
+  ASSERT_TRUE(r.report.is_object()) << r.output;
+  const auto& c = r.report["cases"][0];
+  const auto& metrics = c["compile"]["resources"]["metrics"];
+  EXPECT_GT(metrics.value("cuda.registers", 0.0), 0) << c.dump(2);
+  EXPECT_EQ(metrics.value("cuda.spill_bytes", -1.0), 0) << c.dump(2);
+  EXPECT_EQ(c.value("status", ""), have_gpu() ? "PASSED" : "UNSUPPORTED") << c.dump(2);
+}
+
 TEST(CudaE2E, AKernelThatCreatesItsOwnStreamIsRejectedBeforeItRuns) {
   if (build::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found: no CUDA toolkit here";
   CudaRun r = judge_cuda("tests/fixtures/cuda/creates_stream.cu");
