@@ -622,26 +622,65 @@ entry(id="thp-madvise-2m-faults", title="MADV_HUGEPAGE makes a temporary fault o
 
 
 # ---------------------------------------------------------------- other targets (proposed only)
-# Probes written for the target's own toolchain; temper's judge has no CUDA or Ascend backend yet,
-# so these stay proposed until one exists (certify refuses them on this machine's class).
+# Probes for other targets: the CUDA ones implement include/temper/cuda_kernel.h and are certified
+# on their GPU with `temper kb certify ID --backend cuda`; the PyPTO ones wait for an Ascend
+# machine (certify refuses them on this machine's class).
 
-CU_AXPB_SCALAR = """// y = x * a + b, one float per thread per iteration (32-bit coalesced loads). CUDA, sm_90.
+CU_AXPB_SCALAR = """// y = x * a + b, one float per thread per iteration (32-bit coalesced loads), a grid-stride loop
+// over 4 blocks per SM (include/temper/cuda_kernel.h). CUDA, sm_90.
+#include <temper/cuda_kernel.h>
+
+#include <cuda_runtime.h>
+
 #include <cstdint>
 
-extern "C" __global__ void axpb(const float* __restrict__ x, float* __restrict__ y, int64_t n, float a, float b) {
+namespace {
+
+__global__ void axpb(const float* __restrict__ x, float* __restrict__ y, int64_t n, float a, float b) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) y[i] = x[i] * a + b;
 }
+
+} // namespace
+
+TEMPER_EXPORT int temper_cuda_kernel(const temper_args* args, void* stream) {
+  const int64_t n = temper_numel(&args->inputs[0]);
+  const float a = static_cast<float>(temper_attr_float(args, "a", 1.5));
+  const float b = static_cast<float>(temper_attr_float(args, "b", 0.25));
+  static int sms = 0;
+  if (sms == 0 && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) sms = 132;
+  axpb<<<4 * sms, 512, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const float*>(args->inputs[0].data),
+                                                              static_cast<float*>(args->outputs[0].data), n, a, b);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
 """
-CU_AXPB_VEC4 = """// y = x * a + b with float4 (128-bit) loads and stores. CUDA, sm_90; n a multiple of 4.
+CU_AXPB_VEC4 = """// y = x * a + b with float4 (128-bit) loads and stores, a grid-stride loop over 4 blocks per SM
+// (include/temper/cuda_kernel.h; n a multiple of 4, 16-byte aligned buffers). CUDA, sm_90.
+#include <temper/cuda_kernel.h>
+
+#include <cuda_runtime.h>
+
 #include <cstdint>
 
-extern "C" __global__ void axpb(const float* __restrict__ x, float* __restrict__ y, int64_t n, float a, float b) {
-  const float4* x4 = reinterpret_cast<const float4*>(x);
-  float4* y4 = reinterpret_cast<float4*>(y);
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n / 4; i += int64_t(gridDim.x) * blockDim.x) {
-    float4 v = x4[i];
-    y4[i] = make_float4(v.x * a + b, v.y * a + b, v.z * a + b, v.w * a + b);
+namespace {
+
+__global__ void axpb4(const float4* __restrict__ x, float4* __restrict__ y, int64_t n4, float a, float b) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n4; i += int64_t(gridDim.x) * blockDim.x) {
+    const float4 v = x[i];
+    y[i] = make_float4(v.x * a + b, v.y * a + b, v.z * a + b, v.w * a + b);
   }
+}
+
+} // namespace
+
+TEMPER_EXPORT int temper_cuda_kernel(const temper_args* args, void* stream) {
+  const int64_t n = temper_numel(&args->inputs[0]);
+  const float a = static_cast<float>(temper_attr_float(args, "a", 1.5));
+  const float b = static_cast<float>(temper_attr_float(args, "b", 0.25));
+  static int sms = 0;
+  if (sms == 0 && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) sms = 132;
+  axpb4<<<4 * sms, 512, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const float4*>(args->inputs[0].data),
+                                                                static_cast<float4*>(args->outputs[0].data), n / 4, a, b);
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }
 """
 PY_AXPB = """# y = x * a + b on an Ascend A2/A3 vector core with PyPTO (tensor level), 128x128 fp32 tiles.
@@ -774,12 +813,17 @@ def main():
         ypath = os.path.join(d, "entry.yaml")
         tail = keep_tail(ypath)
         write(ypath, entry_yaml(e, target, p) + tail)
-        if target != HERE:
+        cuda = "cuda" in e.get("tags", [])
+        if cuda:
+            kind_text_extra = (" The kernels implement `include/temper/cuda_kernel.h`; the judge's cuda backend builds them with nvcc and"
+                               " times them on the GPU, so the entry is certified on an H200 with `--backend cuda`.")
+        elif target != HERE:
             kind_text_extra = " Written for the target's own toolchain: temper's judge has no backend for it yet, so this entry stays proposed."
         else:
             kind_text_extra = ""
-        kind_text = {"measure": "a measure probe: the judge times `probe/kernel.cpp` (against itself, both arms sampled) and the figure is work / time",
-                     "paired": "a paired probe: the judge times `probe/b.cpp` (candidate) against `probe/a.cpp` (reference) in ABBA rounds with confirmation jobs",
+        ext = ".cu" if cuda else ".cpp"
+        kind_text = {"measure": f"a measure probe: the judge times `probe/kernel{ext}` (against itself, both arms sampled) and the figure is work / time",
+                     "paired": f"a paired probe: the judge times `probe/b{ext}` (candidate) against `probe/a{ext}` (reference) in ABBA rounds with confirmation jobs",
                      "metric": f"a metric probe: in each job the judge checks `probe/kernel.cpp` and its profile phase runs it for {e.get('calls')} cold calls in a fresh worker; the decision is the 95% interval of the median of `{e.get('metric', ('',))[0]}` over the calls against the expected range"}[e["kind"]]
         measured = f"\n**Measured here** (2026-12-03, fingerprint e2c1a79cc4b1e58b). {e['measured']}\n" if e.get("measured") else ""
         write(os.path.join(d, "README.md"), f"""# {e['title']}
@@ -794,7 +838,7 @@ def main():
 golden.cpp), so the micro-kernels are checked for correctness before they are {"profiled" if e["kind"] == "metric" else "timed"}.{kind_text_extra}
 
     build/temper kb show {e['id']}
-    build/temper kb certify {e['id']}
+    build/temper kb certify {e['id']}{" --backend cuda" if cuda else ""}
 {measured}
 Status and evidence live in `entry.yaml` (written by `temper kb certify`).
 """)

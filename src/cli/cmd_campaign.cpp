@@ -201,8 +201,15 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
   deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
 #endif
   deps.kb_roots = kb_roots_for(task_dir);
-  // The knowledge base certifies this host's CPU: no roofline for kernels that run on a GPU.
-  if (!settings.cuda()) deps.roofline = roofline_for(task_dir, settings.threads);
+  if (!settings.cuda()) {
+    deps.roofline = roofline_for(task_dir, settings.threads);
+  } else if (auto gpu = cuda_kb_target()) {
+    // Kernels that run on the GPU: its class's certified figures (kb certify --backend cuda)
+    // bound them, and the Teacher sees its entries.
+    deps.roofline = task_roofline(task_dir, kb_roots_for(task_dir), settings.threads > 0 ? std::optional<int>(settings.threads) : std::nullopt, &*gpu);
+    deps.target_class = gpu->target_class();
+    deps.target_fingerprint = gpu->id();
+  }
   deps.progress = quiet ? nullptr : &std::cerr;
   return deps;
 }
@@ -258,6 +265,9 @@ int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeServic
   campaign::FinalReportOptions opts;
   const bool cuda = o.config().judge.cuda();
   if (!cuda) opts.roofline = roofline_for(o.config().task_dir, o.config().judge.threads);
+  else if (auto gpu = cuda_kb_target())
+    opts.roofline = task_roofline(o.config().task_dir, kb_roots_for(o.config().task_dir),
+                                  o.config().judge.threads > 0 ? std::optional<int>(o.config().judge.threads) : std::nullopt, &*gpu);
   // The PyTorch arm runs on the CPU (judge::prepare_torch_reference): beside a CUDA kernel it
   // would compare a GPU with a CPU, so a CUDA campaign's report has no such column yet.
   opts.vs_torch = o.config().vs_torch && !cuda && has_torch_function(o.config().task_dir);

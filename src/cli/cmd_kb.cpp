@@ -1,6 +1,7 @@
 // `temper target` and `temper kb list|show|propose|certify|export`: the hardware knowledge base.
 #include "cli/cluster_command.h"
 #include "cli/commands.h"
+#include "cli/timing_flags.h"
 #include "judge/common.h"
 #include "kb/bootstrap.h"
 #include "kb/certify.h"
@@ -44,6 +45,7 @@ struct KbArgs {
   std::string executor = "local";
   std::string partition, account, constraint;
   std::string result; // what a node writes when the command ends (--result)
+  std::string backend = "cpu"; // certify: cuda certifies the GPU's entries (kb/gpu_target.h)
 };
 
 // Where `propose` files an entry: the named knowledge base, else the default one.
@@ -75,6 +77,9 @@ int run_target(const KbArgs& a) {
   std::cout << fmt::format("caches        L1d {} KiB, L2 {} KiB, LLC {} KiB\ncores         {}\nmemory        {} GiB\ncompiler      {}\n",
                            t.l1d_bytes >> 10, t.l2_bytes >> 10, t.llc_bytes >> 10, t.cores, t.memory_gib, t.compiler);
   std::cout << fmt::format("flags         {}\n", fmt::join(t.flags, " "));
+  // The GPU, where there is one: the class its entries are certified for (kb certify --backend cuda).
+  if (auto gpu = cuda_kb_target()) std::cout << fmt::format("gpu class     {} (fingerprint {}: {})\n", gpu->target_class(), gpu->id(), gpu->device);
+  else std::cout << fmt::format("gpu           none ({})\n", gpu.error().message);
   return kExitOk;
 }
 
@@ -144,13 +149,21 @@ kb::JudgeRunnerOptions runner_options(const KbArgs& a) {
     std::error_code ec;
     fs::create_directories(ro.reports_dir, ec);
   }
+  ro.backend = a.backend;
   return ro;
 }
 
 int run_certify(const KbArgs& a) {
   kb::KnowledgeBase base = kb::load_kb(roots_of(a));
   print_problems(base);
-  const kb::TargetFingerprint& here = kb::current_target();
+  // The GPU's target for --backend cuda: its class (nvidia-sm90-h200) and its id.
+  kb::TargetFingerprint gpu;
+  if (a.backend == "cuda") {
+    auto t = cuda_kb_target();
+    if (!t) return error(fmt::format("--backend cuda: {}", t.error().message));
+    gpu = *t;
+  }
+  const kb::TargetFingerprint& here = a.backend == "cuda" ? gpu : kb::current_target();
   std::vector<kb::Entry*> todo;
   if (a.all) {
     for (auto& e : base.entries) {
@@ -359,6 +372,10 @@ void register_kb_commands(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber);
   certify->add_option("--reports", args->reports, "Keep each probe's judge report (JSON) in this directory");
   certify->add_flag("--quiet,-q", args->quiet, "No judge progress lines on stderr");
+  certify->add_option("--backend", args->backend,
+                      "cpu: this machine's CPU entries; cuda: the GPU's (class nvidia-<sm>-<name>), probe kernels built with nvcc")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   certify->callback([args, &action] {
     if (args->all == !args->id.empty()) throw CLI::ValidationError("kb certify", "give an entry id or --all (not both)");
     action = kb_action(args, "certify", run_certify);

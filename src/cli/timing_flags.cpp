@@ -3,8 +3,11 @@
 
 #include "cli/case_list.h"
 #include "core/task_loader.h"
+#include "judge/kernel_backend.h"
+#include "kb/gpu_target.h"
 #include "kb/store.h"
 #include "kb/target.h"
+#include "util/process.h"
 
 #include <algorithm>
 #include <cmath>
@@ -129,13 +132,22 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
 }
 
 std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots,
-                                             std::optional<int> threads) {
+                                             std::optional<int> threads, const kb::TargetFingerprint* target) {
   auto task = core::load_task(task_dir);
   if (!task || !task->config.cost) return std::nullopt;
   const kb::KnowledgeBase base = kb::load_kb(kb_roots.empty() ? kb::default_kb_roots() : kb_roots);
-  judge::Roofline roof = kb::roofline_from_kb(base, kb::current_target(), threads.value_or(task->config.threads));
+  judge::Roofline roof = kb::roofline_from_kb(base, target ? *target : kb::current_target(), threads.value_or(task->config.threads));
   if (roof.bytes_per_s > 0 || roof.flops_per_s > 0) return roof;
   return std::nullopt;
+}
+
+Expected<kb::TargetFingerprint> cuda_kb_target() {
+  judge::BackendRequest req;
+  req.name = "cuda";
+  req.compiler.program = "nvcc";
+  TEMPER_TRY_ASSIGN(judge::KernelBackend backend, judge::prepare_backend(req, util::default_process_runner()));
+  if (backend.unsupported) return fail("{}", *backend.unsupported);
+  return kb::cuda_target(backend.cuda_device);
 }
 
 } // namespace temper::cli

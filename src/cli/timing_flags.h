@@ -3,6 +3,7 @@
 #pragma once
 
 #include "judge/judge.h"
+#include "kb/target.h"
 #include "judge/roofline.h"
 #include "util/error.h"
 
@@ -55,8 +56,13 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
 // (empty: the default roots), for each case's roofline bound; none when the task has no cost
 // model or the knowledge base no certified figure for this target.
 // `threads` overrides the task's thread count (--threads).
+// `target`: another target than this host's CPU (a GPU's, kb/gpu_target.h).
 std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots,
-                                             std::optional<int> threads = std::nullopt);
+                                             std::optional<int> threads = std::nullopt, const kb::TargetFingerprint* target = nullptr);
+
+// The knowledge base's target for the GPU the cuda backend finds here (its nvcc's runtime,
+// $TEMPER_CUDA_DRIVER): error when there is no nvcc or no GPU, saying why.
+Expected<kb::TargetFingerprint> cuda_kb_target();
 
 // --threads N|all: none when not given (the task's own), else the count; the error names the flag.
 Expected<std::optional<int>> threads_flag(const std::string& text);

@@ -75,6 +75,7 @@ Expected<KernelBackend> prepare_backend(const BackendRequest& req, util::Process
     b.worker_args.insert(b.worker_args.end(), {"--sandbox", "off"});
   }
   if (!device.supported) b.unsupported = device.reason;
+  b.cuda_device = device;
   // The architecture: as asked, else the device's own, else Hopper.
   std::string arch = !req.cuda_arch.empty() ? req.cuda_arch : device.supported && !device.arch.empty() ? device.arch : build::kDefaultCudaArch;
   b.compiler = build::cuda_compiler_spec(nvcc, arch, req.compiler.flags);

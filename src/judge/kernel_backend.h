@@ -6,6 +6,7 @@
 // judge is the same for all.
 #pragma once
 
+#include "backend/cuda_device.h"
 #include "build/compile_cache.h"
 #include "build/compiler.h"
 #include "judge/case_result.h"
@@ -36,6 +37,7 @@ struct KernelBackend {
   // for them and the ELF boundary checks do not apply (docs/pypto.md says what that leaves open).
   bool builds_kernels = true;
   std::optional<std::string> unsupported; // why kernels cannot run here ("no GPU: ..."); builds and static checks still run
+  backend::CudaDevice cuda_device;        // cuda: what the worker's probe found (the knowledge base's GPU target)
   nlohmann::json facts = nlohmann::json::object(); // the report's context.backend
   std::string clock;                      // MeasurementProtocol::clock; empty: the CPU default
   std::string protocol_compiler;          // MeasurementProtocol::compiler; empty: the compiler's version

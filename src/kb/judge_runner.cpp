@@ -22,6 +22,19 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
+// The backend a probe runs on: the CPU's worker, or nvcc (its own -O3 unless the probe gives
+// flags) and the CUDA worker the judge picks.
+void on_backend(judge::JudgeOptions& o, const JudgeRunnerOptions& options) {
+  o.backend = options.backend;
+  if (options.backend == "cuda") {
+    o.compiler.program = "nvcc";
+    if (o.compiler.flags == build::CompilerSpec{}.flags) o.compiler.flags.clear();
+    o.worker_exe = options.worker_exe;
+    return;
+  }
+  o.worker_exe = options.worker_exe.empty() ? judge::default_worker_exe() : options.worker_exe;
+}
+
 } // namespace
 
 Expected<ProbeOutcome> JudgeProbeRunner::run_metric(const Entry& entry) {
@@ -38,7 +51,7 @@ Expected<ProbeOutcome> JudgeProbeRunner::run_metric(const Entry& entry) {
     o.candidate = entry.dir / p.kernel;
     o.case_ids = {p.case_id};
     if (!p.flags.empty()) o.compiler.flags = split_words(p.flags);
-    o.worker_exe = m_options.worker_exe.empty() ? judge::default_worker_exe() : m_options.worker_exe;
+    on_backend(o, m_options);
     o.progress = m_options.progress;
     o.temper_version = m_options.temper_version;
     judge::profile::ProfilePhaseOptions po;
@@ -103,7 +116,7 @@ Expected<ProbeOutcome> JudgeProbeRunner::run(const Entry& entry) {
   o.candidate = entry.dir / (p.kind == ProbeKind::Paired ? p.b : p.kernel);
   o.case_ids = {p.case_id};
   if (!p.flags.empty()) o.compiler.flags = split_words(p.flags);
-  o.worker_exe = m_options.worker_exe.empty() ? judge::default_worker_exe() : m_options.worker_exe;
+  on_backend(o, m_options);
   o.progress = m_options.progress;
   o.temper_version = m_options.temper_version;
   judge::TimingOptions t;

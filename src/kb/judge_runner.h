@@ -20,6 +20,7 @@ struct JudgeRunnerOptions {
   std::filesystem::path reports_dir; // where each probe's judge report is kept; empty: not kept
   bool progress = true;
   std::string temper_version = "dev";
+  std::string backend = "cpu"; // cuda: probe kernels (.cu) built with nvcc and run on the GPU
 };
 
 class JudgeProbeRunner final : public ProbeRunner {

@@ -86,6 +86,7 @@ std::string TargetFingerprint::isa_tier() const {
 }
 
 std::string TargetFingerprint::target_class() const {
+  if (!device_class.empty()) return device_class;
   return fmt::format("{}-{}-{}", arch, microarch(), isa_tier());
 }
 
@@ -94,11 +95,12 @@ std::string TargetFingerprint::id() const {
   h.add(arch).add(cpu_vendor).add(cpu_model).add(fmt::format("{}/{}/{}", family, model, stepping));
   for (const auto& f : flags) h.add(f);
   h.add(fmt::format("{}/{}/{}/{}/{}", l1d_bytes, l2_bytes, llc_bytes, cores, memory_gib)).add(compiler);
+  if (!device_class.empty()) h.add(device_class).add(device); // a CPU's id stays what it was
   return h.hex().substr(0, 16);
 }
 
 nlohmann::json TargetFingerprint::to_json() const {
-  return {{"schema_version", 1},
+  nlohmann::json j = {{"schema_version", 1},
           {"kind", "temper.target"},
           {"target_class", target_class()},
           {"fingerprint", id()},
@@ -117,6 +119,11 @@ nlohmann::json TargetFingerprint::to_json() const {
           {"cores", cores},
           {"memory_gib", memory_gib},
           {"compiler", compiler}};
+  if (!device_class.empty()) {
+    j["device_class"] = device_class;
+    j["device"] = device;
+  }
+  return j;
 }
 
 TargetFingerprint make_fingerprint(const util::HostInfo& host, const std::string& compiler_version) {

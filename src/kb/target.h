@@ -29,6 +29,10 @@ struct TargetFingerprint {
   int cores = 0;            // logical CPUs
   uint64_t memory_gib = 0;  // rounded down, so a VM's few MiB of drift do not change the id
   std::string compiler;     // first line of `g++ --version`
+  // A GPU (kb/gpu_target.h): the device's class, e.g. nvidia-sm90-h200, is the target class,
+  // and `device` (name, compute capability, SMs, L2 size) enters the id. Empty for the host CPU.
+  std::string device_class;
+  std::string device;
 
   std::string id() const;           // 16 hex digits over every field above
   std::string target_class() const; // x86_64-zen5-avx512

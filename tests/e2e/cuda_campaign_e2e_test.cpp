@@ -82,6 +82,29 @@ fs::path make_fake_cuda_task(const fs::path& root) {
   return task;
 }
 
+// A knowledge base with one GPU entry for the fake device's class: its bandwidth, measured by
+// the h200 probe task's operator on a host-code kernel, accepted at any figure a host reaches.
+fs::path make_fake_gpu_kb(const fs::path& root) {
+  const fs::path entry = root / "kb" / "nvidia-sm90-temper-fake-gpu" / "fake-gpu-bandwidth";
+  const fs::path probe = entry / "probe";
+  fs::create_directories(probe);
+  const fs::path h200 = kSource / "hw_kb/nvidia-sm90-h200/h200-hbm-bandwidth/probe";
+  for (const char* f : {"proto.yaml", "temper.yaml", "golden.cpp"}) fs::copy_file(h200 / f, probe / f);
+  fs::copy_file(kSource / "tests/fixtures/cuda_fake/axpb.cpp", probe / "kernel.cu");
+  EXPECT_TRUE(util::write_file_atomic(probe / "cases.yaml", "cases:\n- operator: KbAxpb\n  case_id: 1\n  input_shape:\n  - [4194304]\n"
+                                                            "  dtype: [float32]\n  attrs: {a: 1.5, b: 0.25}\n  value_range: [-1, 1]\n")
+                  .has_value());
+  EXPECT_TRUE(util::write_file_atomic(entry / "entry.yaml",
+                                      "schema_version: 1\nid: fake-gpu-bandwidth\ntitle: the fake GPU's bandwidth\n"
+                                      "target: nvidia-sm90-temper-fake-gpu\nclaim: host memory streams\nmechanism: it is host memory\n"
+                                      "usage: the memory roofline of the fake GPU\ntags: [memory, bandwidth, roofline, cuda]\n"
+                                      "probe:\n  kind: measure\n  task: probe\n  case: 1\n  cache: cold\n  cap_s: 0.5\n  jobs: 1\n"
+                                      "  kernel: kernel.cu\n  figure: {name: bandwidth, unit: GB/s, work: \"in0.bytes * 2\", roofline: bytes_per_s}\n"
+                                      "  accept: {min: 0.01, max: 100000}\nstatus: proposed\nevidence: []\n")
+                  .has_value());
+  return root / "kb";
+}
+
 json read_json(const fs::path& file) {
   auto text = util::read_file(file);
   return text ? json::parse(*text, nullptr, false) : json();
@@ -119,9 +142,18 @@ TEST(CudaCampaignE2E, ACampaignRunsEndToEndOnTheFakeGpu) {
                                                                  {"TEMPER_CUDA_DRIVER", (kFakeCuda / "lib64" / "libcuda.so.1").string()},
                                                                  // Its own cache: the tuner's memory of earlier runs would skip the probes.
                                                                  {"TEMPER_CACHE_DIR", (tmp.path() / "cache").string()}};
+  // The fake GPU's class gets a certified bandwidth, which then bounds the campaign's cases.
+  const fs::path kb = make_fake_gpu_kb(tmp.path());
+  auto target = temper({"target"}, fake);
+  EXPECT_NE(target.output.find("gpu class     nvidia-sm90-temper-fake-gpu"), std::string::npos) << target.output;
+  auto certified = temper({"kb", "--kb", kb.string(), "certify", "fake-gpu-bandwidth", "--backend", "cuda", "--quiet"}, fake);
+  ASSERT_EQ(certified.exit_code, 0) << certified.output;
+  EXPECT_NE(certified.output.find("fake-gpu-bandwidth           certified"), std::string::npos) << certified.output;
+  auto with_kb = fake;
+  with_kb.emplace_back("TEMPER_KB_DIR", kb.string());
   auto r = temper({"run", task.string(), "--backend", "cuda", "--cases", "15", "--dir", dir.string(), "--cap", "1",
                    "--measure-jobs", "1", "--confirm-jobs", "1", "--min-samples", "10", "--min-time", "0.1", "--no-vs-torch"},
-                  fake);
+                  with_kb);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("device temper fake GPU"), std::string::npos) << r.output;
 
@@ -164,6 +196,9 @@ TEST(CudaCampaignE2E, ACampaignRunsEndToEndOnTheFakeGpu) {
   // The final report: the final kernel against the starting reference, on the cuda backend.
   const json final_report = read_json(dir / "final" / "report.json");
   ASSERT_TRUE(final_report.is_object()) << r.output;
+  // ... bounded by the GPU class's certified bandwidth.
+  EXPECT_TRUE(final_report["cases"][0]["timing"].contains("roofline_fraction")) << final_report["cases"][0]["timing"].dump(2);
+  EXPECT_TRUE(final_report["cases"][0]["timing"].value("roofline_fraction", json()).is_number());
   EXPECT_NE(r.output.find("HTML report: "), std::string::npos);
   auto ledger = campaign::Ledger::open(dir / "ledger.sqlite");
   ASSERT_TRUE(ledger.has_value()) << ledger.error().message;
