@@ -30,8 +30,11 @@ int run_check(const PlanCheckArgs& a) {
   std::vector<fs::path> files(a.plans.begin(), a.plans.end());
   if (files.empty()) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(fs::path(a.task) / "plans", ec)) {
-      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    // The CPU's plans, and those of other backends in their own folders (plans/cuda/).
+    for (const fs::path& dir : {fs::path(a.task) / "plans", fs::path(a.task) / "plans" / "cuda"}) {
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+      }
     }
     std::sort(files.begin(), files.end());
     if (files.empty()) {
@@ -60,7 +63,7 @@ void register_plan_commands(CLI::App& app, Action& action) {
   auto args = std::make_shared<PlanCheckArgs>();
   CLI::App* check = plan->add_subcommand("check", "Validate plan files against a task: every problem with its JSON path");
   check->add_option("task", args->task, "Task directory")->required();
-  check->add_option("plans", args->plans, "Plan files (default: the task's plans/*.json)");
+  check->add_option("plans", args->plans, "Plan files (default: the task's plans/*.json and plans/cuda/*.json)");
   check->callback([args, &action] { action = [args] { return run_check(*args); }; });
 }
 

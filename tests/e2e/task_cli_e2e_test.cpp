@@ -117,6 +117,7 @@ TEST(PlanCliE2E, CheckValidatesShippedPlansAndListsProblemsWithTheirPaths) {
   EXPECT_NE(r.output.find("ok: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("01-specialized-rows.json: 7 decisions, 4 milestones"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("02-general-blocks.json: 3 decisions, 3 milestones"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cuda/01-vector-rows.json: 7 decisions, 3 milestones"), std::string::npos) << r.output;
 
   util::TempDir dir;
   auto plan = nlohmann::json::parse(*util::read_file(kSource / "tasks/swi_glu/plans/01-specialized-rows.json"));
