@@ -2,7 +2,9 @@
 // are small shell scripts run by the `cmd:` driver (under bubblewrap when it works here) that
 // use the `harness` client over the real unix socket. The Teacher measures the sealed reference
 // (ref-time, ref-disasm, ref-profile) and writes plan.json; the Student writes a kernel and
-// probes and submits it. The real judge decides on two small swi_glu cases with short caps.
+// probes and submits it. The real judge decides on one small swi_glu case with short caps: the
+// final report's two PyTorch judgements cost about 25 s per case here (a torch import per
+// worker life), which a second case doubled for nothing this test asserts.
 #include "core/thread_count.h"
 #include "agent/sandbox.h"
 #include "rows_plan.h"
@@ -62,7 +64,7 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   const fs::path dir = tmp.path() / "campaign";
   util::Command cmd;
   cmd.argv = {kBinary.string(), "run", task.string(), "--teacher", "cmd:sh " + (kit / "teacher.sh").string(), "--student",
-              "cmd:sh " + (kit / "student.sh").string(), "--dir", dir.string(), "--cases", "7,13", "--cap", "0.3", "--cache", "warm",
+              "cmd:sh " + (kit / "student.sh").string(), "--dir", dir.string(), "--cases", "13", "--cap", "0.3", "--cache", "warm",
               "--measure-jobs", "1", "--confirm-jobs", "1", "--min-samples", "5", "--min-time", "0.02", "--jobs", "2", "--budget",
               "turn=300s", "--quiet"};
   if (!sandbox) cmd.argv.push_back("--no-sandbox");
@@ -117,7 +119,8 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   ASSERT_TRUE(t.has_value()) << t.error().message;
   EXPECT_EQ(t->agent_turns, 1 + 2);
   // The reference measured for the Teacher's workspace and by its ref-time; M0 probe and submit;
-  // M1 probe, then its submission's correctness run and gate; when the round promoted a kernel,
+  // M1 probe, then its submission's gate (on the campaign's one case, which is all of its
+  // correctness too: no separate correctness run); when the round promoted a kernel,
   // the final report judges it against R0 once more, and against the task's PyTorch function
   // where a golden environment can run it.
   const json promo = json::parse(*util::read_file(r1 / "promotion.json"));
@@ -140,7 +143,7 @@ TEST(CampaignSocketE2E, CmdAgentsReachTheJudgeOverTheHarnessSocket) {
   if (vs_torch_default) {
     EXPECT_TRUE(fs::exists(dir / "final" / "torch_default_report.json"));
   }
-  EXPECT_EQ(t->judge_runs, 2 + 2 + 3 + (promoted ? 1 : 0) + (vs_torch ? 1 : 0) + (vs_torch_default ? 1 : 0));
+  EXPECT_EQ(t->judge_runs, 2 + 2 + 2 + (promoted ? 1 : 0) + (vs_torch ? 1 : 0) + (vs_torch_default ? 1 : 0));
   // The same for people: the campaign's HTML report beside it (tests/report checks its content).
   EXPECT_NE(util::read_file(dir / "final" / "report.html").value_or("").find("<section id=\"timeline\""), std::string::npos);
   EXPECT_EQ(t->promotions, promo["promoted"].get<bool>() ? 1 : 0);
