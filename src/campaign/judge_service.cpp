@@ -365,7 +365,7 @@ Expected<std::string> cuda_disassembly(const std::string& nvcc, const fs::path& 
   auto r = runner.run(cmd);
   if (!r.ok()) return fail("cuobjdump failed ({})", r.describe());
   std::istringstream in(r.output);
-  std::string line, fn;
+  std::string line;
   std::vector<std::pair<std::string, int>> counts;
   std::vector<std::string> body;
   while (std::getline(in, line)) {
@@ -389,19 +389,13 @@ Expected<std::string> cuda_disassembly(const std::string& nvcc, const fs::path& 
 } // namespace
 
 Expected<std::string> RealJudgeService::disassemble(const JudgeCall& call) {
-  if (m_settings.cuda()) {
-    TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
-    if (!sealed) return fail("disassembly needs a sealed reference");
-    int64_t case_id = call.cases.empty() ? (sealed->case_artifacts.empty() ? 0 : sealed->case_artifacts.begin()->first) : call.cases.front();
-    TEMPER_TRY_ASSIGN(std::filesystem::path artifact, judge::sealed_artifact(*sealed, case_id));
-    return cuda_disassembly(m_settings.compiler, artifact, fmt::format("{}, case {}", sealed->name, case_id), m_runner);
-  }
-  const std::string objdump = util::find_program("objdump");
-  if (objdump.empty()) return std::string("unsupported: objdump not found on PATH\n");
   TEMPER_TRY_ASSIGN(auto sealed, sealed_of(call));
   if (!sealed) return fail("disassembly needs a sealed reference");
   int64_t case_id = call.cases.empty() ? (sealed->case_artifacts.empty() ? 0 : sealed->case_artifacts.begin()->first) : call.cases.front();
   TEMPER_TRY_ASSIGN(std::filesystem::path artifact, judge::sealed_artifact(*sealed, case_id));
+  if (m_settings.cuda()) return cuda_disassembly(m_settings.compiler, artifact, fmt::format("{}, case {}", sealed->name, case_id), m_runner);
+  const std::string objdump = util::find_program("objdump");
+  if (objdump.empty()) return std::string("unsupported: objdump not found on PATH\n");
   util::Command cmd;
   cmd.argv = {objdump, "-d", "--no-show-raw-insn", "-C", artifact.string()};
   cmd.timeout = std::chrono::milliseconds(60'000);

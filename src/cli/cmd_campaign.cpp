@@ -80,9 +80,9 @@ struct RunArgs {
 Status resolve_cuda_backend(const RunArgs& a, const CLI::App& cmd, campaign::JudgeSettings& s, bool quiet) {
   judge::BackendRequest req;
   req.name = "cuda";
-  const CLI::Option* compiler = cmd.get_option_no_throw("--compiler");
-  req.compiler.program = compiler && compiler->count() > 0 ? a.compiler : "nvcc";
+  req.compiler.program = a.compiler;
   req.compiler.flags = s.flags;
+  cuda_compiler_defaults(cmd, !s.flags.empty(), req.compiler);
   req.cuda_arch = a.cuda_arch;
   TEMPER_TRY_ASSIGN(judge::KernelBackend backend, judge::prepare_backend(req, util::default_process_runner()));
   s.backend = "cuda";
@@ -174,11 +174,24 @@ Expected<std::string> profile_campaign_reference(const campaign::SealedReference
   return out.str();
 }
 
-// Certified peaks of this machine bound each case through the task's cost model (fraction of
-// the roofline in probes, gates and the final summary); none when the knowledge base has no
-// certified figures or the task no cost model.
-std::optional<judge::Roofline> roofline_for(const fs::path& task_dir, int threads) {
-  return task_roofline(task_dir, kb_roots_for(task_dir), threads > 0 ? std::optional<int>(threads) : std::nullopt);
+// The GPU a CUDA campaign's kernels run on, as the knowledge base's target; none for a CPU
+// campaign or where there is no GPU.
+std::optional<kb::TargetFingerprint> campaign_gpu(const campaign::JudgeSettings& settings) {
+  if (!settings.cuda()) return std::nullopt;
+  auto gpu = cuda_kb_target();
+  return gpu ? std::optional<kb::TargetFingerprint>(*gpu) : std::nullopt;
+}
+
+// Certified peaks of the campaign's target (this machine's CPU, or `gpu` for a CUDA campaign)
+// bound each case through the task's cost model (fraction of the roofline in probes, gates and
+// the final summary); none when the knowledge base has no certified figures or the task no
+// cost model.
+std::optional<judge::Roofline> roofline_for(const fs::path& task_dir, const campaign::JudgeSettings& settings,
+                                            const kb::TargetFingerprint* gpu = nullptr) {
+  const std::optional<int> threads = settings.threads > 0 ? std::optional<int>(settings.threads) : std::nullopt;
+  // Kernels that run on a GPU: its class's figures (kb certify --backend cuda), none without one.
+  if (settings.cuda()) return gpu ? task_roofline(task_dir, kb_roots_for(task_dir), threads, gpu) : std::nullopt;
+  return task_roofline(task_dir, kb_roots_for(task_dir), threads);
 }
 
 bool has_torch_function(const fs::path& task_dir) {
@@ -201,12 +214,10 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
   deps.start_harness = [](const fs::path& socket, agent::HarnessHandler handler) { return agent::HarnessServer::start(socket, std::move(handler)); };
 #endif
   deps.kb_roots = kb_roots_for(task_dir);
-  if (!settings.cuda()) {
-    deps.roofline = roofline_for(task_dir, settings.threads);
-  } else if (auto gpu = cuda_kb_target()) {
-    // Kernels that run on the GPU: its class's certified figures (kb certify --backend cuda)
-    // bound them, and the Teacher sees its entries.
-    deps.roofline = task_roofline(task_dir, kb_roots_for(task_dir), settings.threads > 0 ? std::optional<int>(settings.threads) : std::nullopt, &*gpu);
+  // A CUDA campaign's knowledge-base target is its GPU: the roofline and the Teacher's entries are that class's.
+  const std::optional<kb::TargetFingerprint> gpu = campaign_gpu(settings);
+  deps.roofline = roofline_for(task_dir, settings, gpu ? &*gpu : nullptr);
+  if (gpu) {
     deps.target_class = gpu->target_class();
     deps.target_fingerprint = gpu->id();
   }
@@ -264,10 +275,8 @@ int finish(const fs::path& dir, campaign::Orchestrator& o, campaign::JudgeServic
   if (!quiet) std::cerr << "temper: final report: judging the final kernel against the starting reference\n";
   campaign::FinalReportOptions opts;
   const bool cuda = o.config().judge.cuda();
-  if (!cuda) opts.roofline = roofline_for(o.config().task_dir, o.config().judge.threads);
-  else if (auto gpu = cuda_kb_target())
-    opts.roofline = task_roofline(o.config().task_dir, kb_roots_for(o.config().task_dir),
-                                  o.config().judge.threads > 0 ? std::optional<int>(o.config().judge.threads) : std::nullopt, &*gpu);
+  const std::optional<kb::TargetFingerprint> gpu = campaign_gpu(o.config().judge);
+  opts.roofline = roofline_for(o.config().task_dir, o.config().judge, gpu ? &*gpu : nullptr);
   // The PyTorch arm runs on the CPU (judge::prepare_torch_reference): beside a CUDA kernel it
   // would compare a GPU with a CPU, so a CUDA campaign's report has no such column yet.
   opts.vs_torch = o.config().vs_torch && !cuda && has_torch_function(o.config().task_dir);

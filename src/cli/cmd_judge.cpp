@@ -84,11 +84,7 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
   if (!a.flags.empty()) o.compiler.flags = split_flags(a.flags);
   o.backend = a.backend;
   o.cuda_arch = a.cuda_arch;
-  if (a.backend == "cuda") {
-    // nvcc unless --compiler names another; its own default flags (-O3) unless --flags.
-    if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); c == nullptr || c->count() == 0) o.compiler.program = "nvcc";
-    if (a.flags.empty()) o.compiler.flags.clear();
-  }
+  if (a.backend == "cuda") cuda_compiler_defaults(cmd, !a.flags.empty(), o.compiler);
   if (const CLI::Option* seed = cmd.get_option_no_throw("--seed"); seed && seed->count() > 0) o.seed = a.seed;
   o.fresh_seed = a.fresh_seed;
   o.jobs = a.jobs;

@@ -58,9 +58,7 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   o.backend = a.backend;
   o.cuda_arch = a.cuda_arch;
   if (a.backend == "cuda") {
-    // nvcc unless --compiler names another; its own default flags (-O3) unless --flags.
-    if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); c == nullptr || c->count() == 0) o.compiler.program = "nvcc";
-    if (a.flags.empty()) o.compiler.flags.clear();
+    cuda_compiler_defaults(cmd, !a.flags.empty(), o.compiler);
   } else if (!a.cuda_arch.empty()) {
     return usage_error("--cuda-arch applies to --backend cuda");
   }

@@ -141,6 +141,11 @@ std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_d
   return std::nullopt;
 }
 
+void cuda_compiler_defaults(const CLI::App& cmd, bool flags_given, build::CompilerSpec& compiler) {
+  if (const CLI::Option* c = cmd.get_option_no_throw("--compiler"); c == nullptr || c->count() == 0) compiler.program = "nvcc";
+  if (!flags_given) compiler.flags.clear();
+}
+
 Expected<kb::TargetFingerprint> cuda_kb_target() {
   judge::BackendRequest req;
   req.name = "cuda";

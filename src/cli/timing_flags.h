@@ -60,6 +60,10 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
 std::optional<judge::Roofline> task_roofline(const std::filesystem::path& task_dir, const std::vector<std::filesystem::path>& kb_roots,
                                              std::optional<int> threads = std::nullopt, const kb::TargetFingerprint* target = nullptr);
 
+// --backend cuda on a command with --compiler and --flags: nvcc unless --compiler names
+// another, and nvcc's own default flags (-O3) unless --flags gave some.
+void cuda_compiler_defaults(const CLI::App& cmd, bool flags_given, build::CompilerSpec& compiler);
+
 // The knowledge base's target for the GPU the cuda backend finds here (its nvcc's runtime,
 // $TEMPER_CUDA_DRIVER): error when there is no nvcc or no GPU, saying why.
 Expected<kb::TargetFingerprint> cuda_kb_target();

@@ -170,12 +170,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
                   sealed.name, sealed.compiler_version, fmt::join(sealed.flags, " "), compiler_id.version,
                   fmt::join(backend.compiler.flags, " "), sealed.compiler, fmt::join(sealed.flags, " "));
     }
-    if (sealed.cuda_arch != backend.compiler.cuda_arch) {
-      auto target = [](const std::string& arch) { return arch.empty() ? std::string("the CPU") : "CUDA " + arch; };
-      return fail("refusing to compare builds for different targets: the sealed reference '{}' was built for {}, the candidate "
-                  "for {} (--backend, --cuda-arch)",
-                  sealed.name, target(sealed.cuda_arch), target(backend.compiler.cuda_arch));
-    }
+    TEMPER_TRY(check_sealed_target(sealed, backend.compiler));
     reference_specialized = sealed.specialized;
   } else if (opt.timing && opt.timing->torch_reference) {
     if (backend.name != "cpu") return fail("--reference torch times PyTorch on the CPU: use it with the cpu backend");

@@ -215,11 +215,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
                 "build both the same way",
                 fmt::join(reference_flags, " "), fmt::join(backend.compiler.flags, " "));
   }
-  if (sealed && sealed->cuda_arch != backend.compiler.cuda_arch) {
-    return fail("refusing to compare builds for different targets: the sealed reference '{}' was built for {}, the variants for {}",
-                sealed->name, sealed->cuda_arch.empty() ? "the CPU" : sealed->cuda_arch,
-                backend.compiler.cuda_arch.empty() ? "the CPU" : backend.compiler.cuda_arch);
-  }
+  if (sealed) TEMPER_TRY(check_sealed_target(*sealed, backend.compiler));
 
   const int jobs = job_count(opt.jobs);
   const uint64_t job_seed = opt.seed ? *opt.seed : opt.fresh_seed ? random_seed() : machine_secret_seed();

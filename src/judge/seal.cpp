@@ -150,7 +150,7 @@ Expected<SealedRef> seal(const SealOptions& opt, util::ProcessRunner& runner) {
   ref.compiler_version = compiler_id.version;
   ref.compiler_key = compiler_id.key;
   ref.flags = opt.compiler.flags;
-  if (opt.compiler.kind == build::CompilerKind::Cuda) ref.cuda_arch = opt.compiler.cuda_arch;
+  if (opt.compiler.kind == build::CompilerKind::Cuda) ref.cuda_arch = opt.compiler.cuda_arch; // check_sealed_target reads it
   ref.origin = opt.origin.empty() ? fs::absolute(opt.source).lexically_normal().string() : opt.origin;
   ref.date = utc_now();
   ref.task = task.op.name;
@@ -185,6 +185,15 @@ Expected<SealedRef> seal(const SealOptions& opt, util::ProcessRunner& runner) {
     if (ec) return fail("sealed as '{}', but cannot remove the source {}: {}", opt.name, opt.source.string(), ec.message());
   }
   return ref;
+}
+
+Status check_sealed_target(const SealedRef& ref, const build::CompilerSpec& compiler) {
+  const std::string& arch = compiler.kind == build::CompilerKind::Cuda ? compiler.cuda_arch : std::string();
+  if (ref.cuda_arch == arch) return {};
+  auto target = [](const std::string& a) { return a.empty() ? std::string("the CPU") : "CUDA " + a; };
+  return fail("refusing to compare builds for different targets: the sealed reference '{}' was built for {}, the candidate "
+              "for {} (--backend, --cuda-arch)",
+              ref.name, target(ref.cuda_arch), target(arch));
 }
 
 Expected<SealedRef> find_sealed(const fs::path& store, std::string_view name) {

@@ -83,6 +83,10 @@ Expected<std::filesystem::path> sealed_artifact(const SealedRef& ref, int64_t ca
 // The symbols a candidate must not import (judge::callable_exports over every artifact).
 Expected<std::set<std::string>> sealed_exports(const SealedRef& ref);
 
+// Refuses a sealed reference built for another target than `compiler` builds for (the CPU, or
+// a CUDA architecture): the judge and the probe compare only builds for the same one.
+Status check_sealed_target(const SealedRef& ref, const build::CompilerSpec& compiler);
+
 // The manifest of a store entry, for callers that only want the facts (`ref list`).
 Expected<SealedRef> read_manifest(const std::filesystem::path& dir);
 

@@ -24,11 +24,11 @@ std::vector<std::string> split_words(const std::string& s) {
 
 // The backend a probe runs on: the CPU's worker, or nvcc (its own -O3 unless the probe gives
 // flags) and the CUDA worker the judge picks.
-void on_backend(judge::JudgeOptions& o, const JudgeRunnerOptions& options) {
+void on_backend(judge::JudgeOptions& o, const JudgeRunnerOptions& options, const Probe& probe) {
   o.backend = options.backend;
   if (options.backend == "cuda") {
     o.compiler.program = "nvcc";
-    if (o.compiler.flags == build::CompilerSpec{}.flags) o.compiler.flags.clear();
+    if (probe.flags.empty()) o.compiler.flags.clear();
     o.worker_exe = options.worker_exe;
     return;
   }
@@ -51,7 +51,7 @@ Expected<ProbeOutcome> JudgeProbeRunner::run_metric(const Entry& entry) {
     o.candidate = entry.dir / p.kernel;
     o.case_ids = {p.case_id};
     if (!p.flags.empty()) o.compiler.flags = split_words(p.flags);
-    on_backend(o, m_options);
+    on_backend(o, m_options, p);
     o.progress = m_options.progress;
     o.temper_version = m_options.temper_version;
     judge::profile::ProfilePhaseOptions po;
@@ -116,7 +116,7 @@ Expected<ProbeOutcome> JudgeProbeRunner::run(const Entry& entry) {
   o.candidate = entry.dir / (p.kind == ProbeKind::Paired ? p.b : p.kernel);
   o.case_ids = {p.case_id};
   if (!p.flags.empty()) o.compiler.flags = split_words(p.flags);
-  on_backend(o, m_options);
+  on_backend(o, m_options, p);
   o.progress = m_options.progress;
   o.temper_version = m_options.temper_version;
   judge::TimingOptions t;
