@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace temper_golden {
@@ -54,7 +55,8 @@ struct Array {
 };
 
 // Rounds v to the precision of dtype in the low-precision build; the identity in the fp64 build.
-inline real round(real v, const std::string& dtype) {
+// A string_view, so that a literal dtype costs no allocation per element.
+inline real round(real v, std::string_view dtype) {
   if constexpr (!lowp) {
     (void)dtype;
     return v;
@@ -142,6 +144,49 @@ inline double load(const unsigned char* p, const std::string& dtype, size_t i) {
   throw std::runtime_error("golden: unsupported input dtype " + dtype);
 }
 
+// Widens n stored elements of type T to `real`, the dtype resolved once per tensor rather than
+// per element: the sampled checks of a timing job run a golden per checked call.
+template <class T, class Widen>
+void widen(const unsigned char* p, size_t n, real* out, Widen w) {
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, p + sizeof(T) * i, sizeof(T));
+    out[i] = static_cast<real>(w(v));
+  }
+}
+
+inline void load_all(const unsigned char* p, const std::string& dtype, size_t n, real* out) {
+  auto same = [](auto v) { return static_cast<double>(v); };
+  if (dtype == "float32") return widen<float>(p, n, out, [](float v) { return v; });
+  if (dtype == "float64") return widen<double>(p, n, out, same);
+  if (dtype == "float16") return widen<uint16_t>(p, n, out, [](uint16_t v) { return temper_f16_to_f32(v); });
+  if (dtype == "bfloat16") return widen<uint16_t>(p, n, out, [](uint16_t v) { return temper_bf16_to_f32(v); });
+  if (dtype == "int8") return widen<int8_t>(p, n, out, same);
+  if (dtype == "uint8" || dtype == "bool") return widen<uint8_t>(p, n, out, same);
+  if (dtype == "int16") return widen<int16_t>(p, n, out, same);
+  if (dtype == "int32") return widen<int32_t>(p, n, out, same);
+  if (dtype == "int64") return widen<int64_t>(p, n, out, same);
+  throw std::runtime_error("golden: unsupported input dtype " + dtype);
+}
+
+// The stored form of an output: float64, rounded to the output dtype in the low-precision build.
+inline void store_all(const Array& a, unsigned char* out) {
+  const size_t n = a.data.size();
+  if constexpr (!lowp) {
+    std::memcpy(out, a.data.data(), n * sizeof(double));
+  } else {
+    auto put = [&](auto round_one) {
+      for (size_t i = 0; i < n; ++i) {
+        const double v = static_cast<double>(round_one(static_cast<float>(a.data[i])));
+        std::memcpy(out + 8 * i, &v, 8);
+      }
+    };
+    if (a.dtype == "float16") put([](float f) { return temper_f16_to_f32(temper_f32_to_f16(f)); });
+    else if (a.dtype == "bfloat16") put([](float f) { return temper_bf16_to_f32(temper_f32_to_bf16(f)); });
+    else put([](float f) { return f; });
+  }
+}
+
 inline int run_main(int argc, char** argv, void (*fn)(Context&)) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: %s INPUT_BUNDLE OUTPUT_BUNDLE\n", argv[0]);
@@ -161,7 +206,8 @@ inline int run_main(int argc, char** argv, void (*fn)(Context&)) {
       a.shape = t.shape;
       size_t n = static_cast<size_t>(a.numel());
       a.data.resize(n);
-      for (size_t i = 0; i < n; ++i) a.data[i] = static_cast<real>(load(t.bytes.data(), t.dtype, i));
+      load_all(t.bytes.data(), t.dtype, n, a.data.data());
+      std::vector<unsigned char>().swap(t.bytes); // the stored bytes are not needed again
       ctx.inputs.push_back(std::move(a));
     }
     fn(ctx);
@@ -174,10 +220,8 @@ inline int run_main(int argc, char** argv, void (*fn)(Context&)) {
       // the output dtype, as float64 too, so the reader has one format to handle.
       t.dtype = "float64";
       t.bytes.resize(a.data.size() * 8);
-      for (size_t i = 0; i < a.data.size(); ++i) {
-        double v = lowp ? static_cast<double>(round(a.data[i], a.dtype)) : static_cast<double>(a.data[i]);
-        std::memcpy(t.bytes.data() + 8 * i, &v, 8);
-      }
+      store_all(a, t.bytes.data());
+      std::vector<real>().swap(a.data);
       out.tensors.push_back(std::move(t));
       temper_bundle::Attr dt;
       dt.name = "dtype." + a.name;

@@ -20,6 +20,9 @@ version 3; commands on fd 3, replies on fd 4, the tensor arena on fd 5), as temp
 C++ kernels. It calls the same function in the case's dtype (the same-precision run) on the
 arena's inputs, at torch's thread count from --threads, times exactly the call (the monotonic
 clock and the thread's CPU time), and copies the outputs into the arena after the timer stops.
+With --serve --forkserver it imports torch once and forks such a worker for every request on fd 3
+(src/backend/forkserver.h): a timing job starts a new worker for every life, and the import costs
+more than most cases' measurement.
 """
 
 import argparse
@@ -546,6 +549,74 @@ class TorchArm:
                 return 0
 
 
+def forkserver(serve):
+    """Forks a worker per request on fd 3 (src/backend/forkserver.cpp): a request is one byte and
+    four fds (the worker's stdout+stderr, commands, replies, arena); the answer is the worker's
+    pid (int32), -1 when it could not fork. The worker is forked through an intermediate that
+    exits at once, so that it becomes temper's child (temper is a child subreaper)."""
+    import signal
+    import socket
+    ctl = socket.socket(fileno=CMD_FD)
+    ctl.sendall(b"R")
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(ctl, 1, 4)
+        except (OSError, InterruptedError):
+            return 0
+        if not msg:
+            return 0
+        if len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            ctl.sendall(struct.pack("=i", -1))
+            continue
+        r, w = os.pipe()
+        mid = os.fork()
+        if mid == 0:
+            status = 1
+            try:
+                os.close(r)
+                pid = os.fork()
+                if pid == 0:
+                    status = 1
+                    try:
+                        os.close(w)
+                        os.setpgid(0, 0)
+                        ctl.detach()  # fd 3 becomes the command socket below
+                        out, cmd, reply, arena = fds
+                        devnull = os.open(os.devnull, os.O_RDONLY)
+                        os.dup2(devnull, 0)
+                        for src, dst in ((out, 1), (out, 2), (cmd, CMD_FD), (reply, REPLY_FD), (arena, ARENA_FD)):
+                            os.dup2(src, dst)
+                        os.closerange(ARENA_FD + 1, 1 << 16)
+                        # As temper starts a worker: default dispositions, nothing blocked.
+                        for sig in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
+                            signal.signal(sig, signal.SIG_DFL)
+                        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+                        status = serve() or 0
+                    except BaseException:
+                        traceback.print_exc()
+                    finally:
+                        sys.stdout.flush()
+                        sys.stderr.flush()
+                        os._exit(status)
+                try:
+                    os.setpgid(pid, pid)  # also here, so temper's kill of the group cannot race the child
+                except OSError:
+                    pass
+                os.write(w, struct.pack("=i", pid))
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(w)
+        data = os.read(r, 4)
+        os.close(r)
+        os.waitpid(mid, 0)
+        for fd in fds:
+            os.close(fd)
+        ctl.sendall(data if len(data) == 4 else struct.pack("=i", -1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--golden", required=True, help="the task's golden.py")
@@ -558,6 +629,8 @@ def main():
     ap.add_argument("--serve", action="store_true",
                     help="be a timing job's PyTorch reference arm, speaking temper's worker protocol on fds 3-5")
     ap.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help="with --serve: the protocol version temper speaks")
+    ap.add_argument("--forkserver", action="store_true",
+                    help="with --serve: import once, then fork a worker per request on fd 3")
     ap.add_argument("bundles", nargs="*",
                     help="INPUT FP64_OUT LOWP_OUT, repeated: one import of torch serves every input set")
     args = ap.parse_args()
@@ -566,13 +639,17 @@ def main():
             print(f"golden: temper speaks protocol {args.protocol}, this runner {PROTOCOL_VERSION}", file=sys.stderr)
             return 2
         import torch
-        if args.threads > 0:
-            torch.set_num_threads(args.threads)
         module = load_module(args.golden)
         fn, _, bench, _ = pick_function(module, args.function, args.golden)
         declared = [n for n in args.input_names.split(",") if n]
         output_names = [n for n in args.output_names.split(",") if n]
-        return TorchArm(torch, bench or fn, declared, output_names, max(0, args.threads)).serve()
+
+        def serve():
+            # In the worker, after any fork: torch's thread pools start in the process that uses them.
+            if args.threads > 0:
+                torch.set_num_threads(args.threads)
+            return TorchArm(torch, bench or fn, declared, output_names, max(0, args.threads)).serve()
+        return forkserver(serve) if args.forkserver else serve()
     if not args.bundles or len(args.bundles) % 3:
         ap.error("bundles come in threes: INPUT FP64_OUT LOWP_OUT")
     try:

@@ -1,6 +1,7 @@
 #include "backend/worker.h"
 
 #include "backend/device_profile.h"
+#include "backend/forkserver.h"
 #include "backend/protocol.h"
 #include "util/process_cpu.h"
 
@@ -653,7 +654,13 @@ std::pair<std::unique_ptr<Worker>, CallResult> Worker::start(const WorkerOptions
   argv.push_back(nullptr);
 
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
+  int rc = 0;
+  Expected<pid_t> forked = fail("no forkserver");
+  if (options.forkserver) {
+    forked = options.forkserver->spawn(exe, args, env_store, c_out.get(), c_cmd.get(), c_reply.get(), c_arena.get());
+  }
+  if (forked) pid = *forked; // else started afresh: the load then reports what the server could not
+  else rc = ::posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return harness(fmt::format("cannot start {}: {}", exe, std::strerror(rc)));

@@ -17,6 +17,8 @@
 
 namespace temper::backend {
 
+class Forkserver;
+
 struct WorkerOptions {
   std::filesystem::path worker_exe;  // the temper-worker binary (or the runner's interpreter)
   std::vector<std::string> worker_args; // put before "--protocol N": a runner script and its flags
@@ -46,6 +48,10 @@ struct WorkerOptions {
   // then mix their inputs on the device (run()'s DeviceCall) instead of copying them from the
   // arena; the arena's input sets 0 and 1 must hold the two draws when the worker starts.
   std::filesystem::path device_content;
+  // Set: the worker is forked from this server instead of started afresh (a runner whose start
+  // is slow: the PyTorch arm's import of torch). The server is started with this worker's
+  // command and environment; where it cannot be used the worker is started as usual.
+  std::shared_ptr<Forkserver> forkserver;
 };
 
 // A call whose inputs are made on the device (temper-cuda-worker with a device-content

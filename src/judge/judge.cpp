@@ -2,6 +2,7 @@
 #include "judge/judge.h"
 
 #include "build/compile_cache.h"
+#include "backend/forkserver.h"
 #include "build/elf.h"
 #include "core/inputs.h"
 #include "core/task_loader.h"
@@ -390,6 +391,8 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
                                          opt.memory_limit_bytes);
     if (torch_ref) {
       tc.reference_command = torch_ref->argv;
+      // torch is imported once for the whole judgement, not once per worker life (seconds each).
+      tc.reference_forkserver = std::make_shared<backend::Forkserver>();
       tc.reference_threads = torch_threads;
       // PyTorch on more threads than the kernel needs the CPUs for them: both arms then share
       // every CPU temper may use, timed by the wall clock (unless the flags chose otherwise).

@@ -663,6 +663,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     ref_opts.worker_exe = config.reference_command.front();
     ref_opts.worker_args.assign(config.reference_command.begin() + 1, config.reference_command.end());
     ref_opts.device_content.clear();
+    ref_opts.forkserver = config.reference_forkserver;
   }
   if (config.reference_threads) ref_opts.threads = *config.reference_threads;
 

@@ -20,9 +20,14 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace temper::backend {
+class Forkserver;
+}
 
 namespace temper::judge {
 
@@ -117,6 +122,9 @@ struct TimingConfig {
   // The reference arm's own worker command when it is not the candidate's (the PyTorch
   // reference: an interpreter and the golden runner); empty: the same worker for both arms.
   std::vector<std::string> reference_command;
+  // Set: the reference arm's workers are forked from this server, which has done the runner's
+  // slow start once (backend/forkserver.h); shared by every case, job and life of a judgement.
+  std::shared_ptr<backend::Forkserver> reference_forkserver;
   // The reference arm's thread count when it is not the protocol's (the PyTorch arm at its own
   // default: 0, so its environment sets no OMP_NUM_THREADS).
   std::optional<int> reference_threads;
