@@ -22,7 +22,8 @@ arena's inputs, at torch's thread count from --threads, times exactly the call (
 clock and the thread's CPU time), and copies the outputs into the arena after the timer stops.
 With --serve --forkserver it imports torch once and forks such a worker for every request on fd 3
 (src/backend/forkserver.h): a timing job starts a new worker for every life, and the import costs
-more than most cases' measurement.
+more than most cases' measurement. With --forkserver alone it forks a golden run per request,
+its bundle paths read from fd 3: a timing job's sampled check runs a golden per checked call.
 """
 
 import argparse
@@ -630,7 +631,7 @@ def main():
                     help="be a timing job's PyTorch reference arm, speaking temper's worker protocol on fds 3-5")
     ap.add_argument("--protocol", type=int, default=PROTOCOL_VERSION, help="with --serve: the protocol version temper speaks")
     ap.add_argument("--forkserver", action="store_true",
-                    help="with --serve: import once, then fork a worker per request on fd 3")
+                    help="import once, then fork a worker (--serve) or a golden run per request on fd 3")
     ap.add_argument("bundles", nargs="*",
                     help="INPUT FP64_OUT LOWP_OUT, repeated: one import of torch serves every input set")
     args = ap.parse_args()
@@ -650,28 +651,50 @@ def main():
                 torch.set_num_threads(args.threads)
             return TorchArm(torch, bench or fn, declared, output_names, max(0, args.threads)).serve()
         return forkserver(serve) if args.forkserver else serve()
-    if not args.bundles or len(args.bundles) % 3:
+    if not args.forkserver and (not args.bundles or len(args.bundles) % 3):
         ap.error("bundles come in threes: INPUT FP64_OUT LOWP_OUT")
-    try:
-        import torch
-        torch.set_num_threads(max(1, args.threads))
-        module = load_module(args.golden)
-        fn, oracle, bench, _ = pick_function(module, args.function, args.golden)
-        declared = [n for n in args.input_names.split(",") if n]
-        output_names = [n for n in args.output_names.split(",") if n]
-        for k in range(0, len(args.bundles), 3):
-            torch.manual_seed(0)  # a golden that draws random numbers still gives one answer per input set
-            golden_one(torch, (fn, oracle, bench), declared, output_names, *args.bundles[k:k + 3])
-        return 0
-    except GoldenError as e:
-        print(f"golden: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # the task's code raised: say where, briefly
+
+    def failed(e):
+        if isinstance(e, GoldenError):
+            print(f"golden: {e}", file=sys.stderr)
+            return 1
+        # The task's code raised: say where, briefly.
         tb = traceback.extract_tb(e.__traceback__)
         where = next((f"{fr.filename}:{fr.lineno}" for fr in reversed(tb) if fr.filename == args.golden), "")
         print(f"golden: {type(e).__name__}: {e}" + (f" (at {where})" if where else ""), file=sys.stderr)
         return 1
 
+    try:
+        import torch
+        module = load_module(args.golden)
+        fn, oracle, bench, _ = pick_function(module, args.function, args.golden)
+        declared = [n for n in args.input_names.split(",") if n]
+        output_names = [n for n in args.output_names.split(",") if n]
+    except Exception as e:
+        return failed(e)
+
+    def compute(bundles):
+        try:
+            torch.set_num_threads(max(1, args.threads))
+            for k in range(0, len(bundles), 3):
+                torch.manual_seed(0)  # a golden that draws random numbers still gives one answer per input set
+                golden_one(torch, (fn, oracle, bench), declared, output_names, *bundles[k:k + 3])
+            return 0
+        except Exception as e:
+            return failed(e)
+
+    if args.forkserver:
+        # One import for every golden temper asks for (the sampled checks of timing jobs): each
+        # request's worker reads its bundle paths, NUL-separated, from fd 3 until EOF.
+        def serve():
+            with os.fdopen(CMD_FD, "rb") as f:
+                bundles = [p for p in f.read().decode("utf-8").split("\0") if p]
+            if not bundles or len(bundles) % 3:
+                print("golden: bundles come in threes: INPUT FP64_OUT LOWP_OUT", file=sys.stderr)
+                return 2
+            return compute(bundles)
+        return forkserver(serve)
+    return compute(args.bundles)
 
 if __name__ == "__main__":
     sys.exit(main())

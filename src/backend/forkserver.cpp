@@ -1,7 +1,8 @@
 #include "backend/forkserver.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -249,6 +250,77 @@ Expected<pid_t> Forkserver::spawn(const std::string& exe, const std::vector<std:
   if (!s.failure.empty()) return fail("{}", s.failure);
   if (s.pid <= 0) TEMPER_TRY(s.start(exe, argv, env));
   return s.fork_one(out_fd, cmd_fd, reply_fd, arena_fd);
+}
+
+Expected<util::ProcessResult> run_forked(Forkserver& server, const std::string& exe, const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& env, const std::string& input,
+                                         std::chrono::milliseconds timeout, size_t max_output_bytes) {
+  const auto start = Clock::now();
+  int out[2];
+  int in[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return fail("pipe: {}", std::strerror(errno));
+  if (::pipe2(in, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return fail("pipe: {}", std::strerror(errno));
+  }
+  int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  auto pid = server.spawn(exe, argv, env, out[1], in[0], out[1], devnull);
+  ::close(out[1]);
+  ::close(in[0]);
+  if (devnull >= 0) ::close(devnull);
+  if (!pid) {
+    ::close(out[0]);
+    ::close(in[1]);
+    return tl::unexpected(pid.error());
+  }
+  util::ProcessResult r;
+  // The input is a few paths: it fits the pipe, and a process that does not read it fails.
+  size_t done = 0;
+  while (done < input.size()) {
+    ssize_t n = ::write(in[1], input.data() + done, input.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(in[1]);
+  const auto deadline = start + timeout;
+  bool timed_out = false;
+  char buf[65536];
+  for (;;) {
+    if (Clock::now() >= deadline) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{out[0], POLLIN, 0};
+    int rc = ::poll(&p, 1, wait_ms(deadline));
+    if (rc < 0 && errno != EINTR) break;
+    if (rc <= 0) continue;
+    ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    size_t room = max_output_bytes > r.output.size() ? max_output_bytes - r.output.size() : 0;
+    r.output.append(buf, std::min(room, static_cast<size_t>(n)));
+  }
+  ::close(out[0]);
+  if (timed_out) {
+    ::kill(-*pid, SIGKILL);
+    ::kill(*pid, SIGKILL);
+  }
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!timed_out) ::kill(-*pid, SIGKILL); // leftovers of its group, if any
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (timed_out) r.outcome = util::Outcome::TimedOut;
+  else if (WIFSIGNALED(status)) {
+    r.outcome = util::Outcome::Signalled;
+    r.signal = WTERMSIG(status);
+  } else {
+    r.outcome = util::Outcome::Exited;
+    r.exit_code = WEXITSTATUS(status);
+  }
+  return r;
 }
 
 int Forkserver::servers_started() const {

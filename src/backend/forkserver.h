@@ -10,6 +10,9 @@
 #pragma once
 
 #include "util/error.h"
+#include "util/process.h"
+
+#include <chrono>
 
 #include <memory>
 #include <string>
@@ -40,5 +43,13 @@ private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+// One run of a process forked from `server`, to completion, as util::ProcessRunner runs a
+// command: `input` on its fd 3 (then end of file), stdin /dev/null, stdout and stderr captured,
+// a wall-clock limit after which its process group is killed. An error when the server cannot
+// fork it (the caller then runs the command itself).
+Expected<util::ProcessResult> run_forked(Forkserver& server, const std::string& exe, const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& env, const std::string& input,
+                                         std::chrono::milliseconds timeout, size_t max_output_bytes = 4 << 20);
 
 } // namespace temper::backend

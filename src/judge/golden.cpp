@@ -1,5 +1,7 @@
 #include "judge/golden.h"
 
+#include "backend/forkserver.h"
+
 #include "util/cache_limit.h"
 
 #include "util/fs.h"
@@ -96,6 +98,7 @@ Status GoldenRunner::prepare() {
   }
   if (is_python_golden(m_task.config.golden)) {
     TEMPER_TRY_ASSIGN(m_python, prepare_python_golden(m_task));
+    m_forkserver = std::make_shared<backend::Forkserver>();
     for (int k = 0; k < 2; ++k) {
       m_exe[k] = m_python->argv[1];
       m_exe_key[k] = m_python->key + (k == 0 ? "/fp64" : "/lowp");
@@ -280,7 +283,7 @@ Expected<std::vector<GoldenResult>> GoldenRunner::ensure_sets(
   if (misses.empty()) return out;
   cmd.env_set.push_back(golden_malloc_tunables());
   cmd.timeout = std::chrono::seconds(1800);
-  util::ProcessResult pr = m_runner.run(cmd);
+  util::ProcessResult pr = run_python(cmd);
   if (!pr.ok()) {
     return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
   }
@@ -310,7 +313,7 @@ Expected<double> GoldenRunner::run_golden(const core::Case& c, const fs::path& i
   }
   cmd.env_set.push_back(golden_malloc_tunables());
   cmd.timeout = std::chrono::seconds(1800);
-  util::ProcessResult pr = m_runner.run(cmd);
+  util::ProcessResult pr = m_python ? run_python(cmd) : m_runner.run(cmd);
   if (!pr.ok()) {
     return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
   }
@@ -318,6 +321,26 @@ Expected<double> GoldenRunner::run_golden(const core::Case& c, const fs::path& i
     if (util::make_dirs(other_cached.parent_path())) publish(other_file, other_cached);
   }
   return pr.seconds;
+}
+
+util::ProcessResult GoldenRunner::run_python(const util::Command& cmd) {
+  const size_t base = m_python->argv.size();
+  if (m_forkserver && cmd.argv.size() > base) {
+    // The server is the runner's command; each run's bundle paths travel on its fd 3.
+    std::vector<std::string> server(cmd.argv.begin(), cmd.argv.begin() + static_cast<std::ptrdiff_t>(base));
+    std::string paths;
+    for (size_t i = base; i < cmd.argv.size(); ++i) paths += cmd.argv[i] + '\0';
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    for (const auto& [name, value] : cmd.env_set) {
+      std::erase_if(env, [&](const std::string& have) { return have.rfind(name + "=", 0) == 0; });
+      env.push_back(name + "=" + value);
+    }
+    auto forked = backend::run_forked(*m_forkserver, server.front(), server, env, paths,
+                                      cmd.timeout.value_or(std::chrono::hours(1)), cmd.max_output_bytes);
+    if (forked) return *forked;
+  }
+  return m_runner.run(cmd);
 }
 
 // Caching is best effort: a copy under a private name, then one rename; the result stands either way.

@@ -14,9 +14,14 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace temper::backend {
+class Forkserver;
+}
 
 namespace temper::judge {
 
@@ -83,6 +88,10 @@ private:
   Expected<double> run_golden(const core::Case& c, const std::filesystem::path& in_file, int k,
                               const std::filesystem::path& out_file, const std::filesystem::path& other_cached);
   static void publish(const std::filesystem::path& file, const std::filesystem::path& cached);
+  // A golden.py's command: forked from the runner's forkserver, which imported torch once for
+  // this GoldenRunner (a timing job's sampled check runs a golden per checked call), else run
+  // as a process of its own.
+  util::ProcessResult run_python(const util::Command& cmd);
 
   const core::Task& m_task;
   build::CompileCache& m_cache;
@@ -91,6 +100,7 @@ private:
   std::filesystem::path m_exe[2];
   std::string m_exe_key[2];
   std::optional<PythonGolden> m_python; // set when the golden is a golden.py
+  std::shared_ptr<backend::Forkserver> m_forkserver; // with m_python
   double m_compile_seconds = 0;
 };
 

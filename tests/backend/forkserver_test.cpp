@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <fcntl.h>
 #include <filesystem>
 #include <string>
@@ -68,9 +69,9 @@ protected:
     m_python = python();
     if (m_python.empty()) GTEST_SKIP() << "no python3 on this machine";
   }
-  std::vector<std::string> echo_command() const {
+  std::vector<std::string> echo_command(const std::string& mode = "worker") const {
     return {m_python, std::string(TEMPER_SOURCE_DIR) + "/tests/fixtures/forkserver/echo_server.py",
-            std::string(TEMPER_SOURCE_DIR) + "/runners/golden"};
+            std::string(TEMPER_SOURCE_DIR) + "/runners/golden", mode};
   }
   std::string m_python;
 };
@@ -119,6 +120,29 @@ TEST_F(ForkserverTest, AServerThatCannotStartIsReportedWithItsOutputAndNotRetrie
   int status = 0;
   EXPECT_EQ(::waitpid(*pid, &status, 0), *pid);
   EXPECT_EQ(server.servers_started(), 2);
+}
+
+// What a Python golden's run is: its bundle paths in on fd 3, its output and status back.
+TEST_F(ForkserverTest, RunForkedPassesInputAndReturnsOutputAndStatus) {
+  Forkserver server;
+  const std::string input("in.bundle\0out.fp64\0out.lowp\0", 30);
+  auto r = run_forked(server, m_python, echo_command("cat"), {}, input, std::chrono::seconds(60));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->outcome, util::Outcome::Exited);
+  EXPECT_EQ(r->exit_code, 30);
+  EXPECT_EQ(r->output, input);
+  auto again = run_forked(server, m_python, echo_command("cat"), {}, "x", std::chrono::seconds(60));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->exit_code, 1);
+  EXPECT_EQ(server.servers_started(), 1);
+}
+
+TEST_F(ForkserverTest, RunForkedKillsARunPastItsLimit) {
+  Forkserver server;
+  auto r = run_forked(server, m_python, echo_command("sleep"), {}, "", std::chrono::milliseconds(300));
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->outcome, util::Outcome::TimedOut);
+  EXPECT_LT(r->seconds, 30.0);
 }
 
 TEST_F(ForkserverTest, TemperIsASubreaperOnlyWhileAServerExists) {
