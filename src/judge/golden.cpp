@@ -332,9 +332,10 @@ util::ProcessResult GoldenRunner::run_python(const util::Command& cmd) {
     for (size_t i = base; i < cmd.argv.size(); ++i) paths += cmd.argv[i] + '\0';
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-    for (const auto& [name, value] : cmd.env_set) {
-      std::erase_if(env, [&](const std::string& have) { return have.rfind(name + "=", 0) == 0; });
-      env.push_back(name + "=" + value);
+    for (const auto& setting : cmd.env_set) {
+      const std::string prefix = setting.first + "=";
+      std::erase_if(env, [&](const std::string& have) { return have.rfind(prefix, 0) == 0; });
+      env.push_back(prefix + setting.second);
     }
     auto forked = backend::run_forked(*m_forkserver, server.front(), server, env, paths,
                                       cmd.timeout.value_or(std::chrono::hours(1)), cmd.max_output_bytes);
