@@ -119,8 +119,9 @@ Status apply_backend_to_timing(const KernelBackend& backend, const TimingOptions
   // CUDA's and PyPTO's runtimes keep threads of their own busy: measured there, not judged.
   tc.judge_work_outside_call = backend.name == "cpu";
   if (backend.max_warmup_calls > 0) tc.protocol.rule.warmup_max_calls = std::min(tc.protocol.rule.warmup_max_calls, backend.max_warmup_calls);
-  // Each life of the PyTorch arm imports torch again (seconds): a few lives, as for CUDA.
-  const int max_lives = torch_reference ? 3 : backend.max_lives;
+  // The PyTorch arm's lives fork from one server that imported torch once per judgement
+  // (backend/forkserver.h), so it gets as many lives as the candidate.
+  const int max_lives = backend.max_lives;
   if (max_lives > 0 && tc.protocol.rule.target_lives > max_lives) {
     tc.protocol.rule.target_lives = max_lives;
     tc.protocol.rule.min_lives = std::min(tc.protocol.rule.min_lives, max_lives);
