@@ -48,6 +48,16 @@ struct Tensor {
   std::string dtype; // float32, float16, bfloat16, float64, int8, ... as in proto.yaml
   std::vector<int64_t> shape;
   std::vector<unsigned char> bytes;
+  // Writing: when set, the data is these `view_size` bytes instead of `bytes` (no copy of a large
+  // tensor into the bundle). Reading: where the data lies in the file (data_offset from the
+  // file's start), filled by read_bundle, which leaves `bytes` empty when told not to read data.
+  const unsigned char* view = nullptr;
+  size_t view_size = 0;
+  uint64_t data_offset = 0;
+  uint64_t data_size = 0;
+
+  size_t size() const { return view ? view_size : bytes.size(); }
+  const unsigned char* data() const { return view ? view : bytes.data(); }
 };
 
 // One declared input (or output) of a version 2 bundle and its tensors.
@@ -101,8 +111,8 @@ inline std::string write_bundle(const std::string& path, const Bundle& b) {
   auto tensor_line = [&](const Tensor& t) {
     h << "tensor " << t.name << ' ' << t.dtype << ' ' << t.shape.size();
     for (int64_t d : t.shape) h << ' ' << d;
-    h << ' ' << offset << ' ' << t.bytes.size() << '\n';
-    offset += (t.bytes.size() + 63) / 64 * 64;
+    h << ' ' << offset << ' ' << t.size() << '\n';
+    offset += (t.size() + 63) / 64 * 64;
   };
   if (b.groups.empty()) {
     for (const Tensor& t : b.tensors) tensor_line(t);
@@ -121,8 +131,8 @@ inline std::string write_bundle(const std::string& path, const Bundle& b) {
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   static const char zeros[64] = {};
   for (const Tensor& t : b.tensors) {
-    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
-    size_t pad = (64 - t.bytes.size() % 64) % 64;
+    out.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.size()));
+    size_t pad = (64 - t.size() % 64) % 64;
     out.write(zeros, static_cast<std::streamsize>(pad));
   }
   out.flush();
@@ -131,7 +141,9 @@ inline std::string write_bundle(const std::string& path, const Bundle& b) {
 }
 
 // Reads a bundle. Returns an empty string on success, else what went wrong.
-inline std::string read_bundle(const std::string& path, Bundle& b) {
+// `with_data` false: the header only, each tensor's data_offset and data_size set and its bytes
+// left empty, for a reader that maps or reads the data where it needs it.
+inline std::string read_bundle(const std::string& path, Bundle& b, bool with_data = true) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "cannot open " + path;
   std::string line;
@@ -213,6 +225,9 @@ inline std::string read_bundle(const std::string& path, Bundle& b) {
   if (list_left > 0) return path + ": a list has fewer element lines than its count";
   uint64_t data_start = (header_bytes + 63) / 64 * 64;
   for (size_t k = 0; k < pending.size(); ++k) {
+    b.tensors[k].data_offset = data_start + pending[k].offset;
+    b.tensors[k].data_size = pending[k].nbytes;
+    if (!with_data) continue;
     in.seekg(static_cast<std::streamoff>(data_start + pending[k].offset));
     b.tensors[k].bytes.resize(pending[k].nbytes);
     in.read(reinterpret_cast<char*>(b.tensors[k].bytes.data()), static_cast<std::streamsize>(pending[k].nbytes));

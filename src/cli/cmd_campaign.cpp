@@ -166,11 +166,13 @@ std::vector<fs::path> kb_roots_for(const fs::path& task_dir) {
 }
 
 // `./harness ref-profile` for the Teacher: `temper ref profile` on the campaign's sealed entry.
-Expected<std::string> profile_campaign_reference(const campaign::SealedReference& ref, int64_t case_id) {
+// At the campaign's thread count: a `--threads all` campaign's Teacher sees the reference as
+// every kernel of the campaign runs, not at the task's one thread.
+Expected<std::string> profile_campaign_reference(const campaign::SealedReference& ref, int64_t case_id, int threads) {
   TEMPER_TRY_ASSIGN(judge::SealedRef sealed, judge::find_sealed(ref.store, ref.id));
   TEMPER_TRY_ASSIGN(fs::path artifact, judge::sealed_artifact(sealed, case_id));
   std::ostringstream out, err;
-  if (profile_sealed(sealed, case_id, artifact, out, err) != kExitOk) return fail("{}", err.str());
+  if (profile_sealed(sealed, case_id, artifact, out, err, threads) != kExitOk) return fail("{}", err.str());
   return out.str();
 }
 
@@ -205,7 +207,11 @@ campaign::OrchestratorDeps make_deps(campaign::JudgeService& judge, campaign::Ex
   deps.judge = &judge;
   deps.expectations = &expectations;
   // `temper ref profile` measures CPU kernels (perf, valgrind): a CUDA reference has no profile here.
-  if (!settings.cuda()) deps.ref_profile = profile_campaign_reference;
+  if (!settings.cuda()) {
+    deps.ref_profile = [threads = settings.threads](const campaign::SealedReference& ref, int64_t case_id) {
+      return profile_campaign_reference(ref, case_id, threads);
+    };
+  }
   const std::string backend = settings.backend;
   deps.make_agent = [task_dir, backend](const std::string& spec, agent::Role) {
     return campaign::make_campaign_agent(spec, task_dir, backend);

@@ -2,6 +2,7 @@
 // None of them reads or prints the vaulted source.
 #include "cli/commands.h"
 #include "cli/ref_profile.h"
+#include "cli/timing_flags.h"
 #include "judge/judge.h"
 #include "judge/report.h"
 #include "judge/seal.h"
@@ -30,6 +31,8 @@ struct RefArgs {
   double cap_s = 3;
   std::string cache_mode = "cold";
   bool quiet = false;
+  // ref profile
+  std::string threads;
 };
 
 std::filesystem::path store_of(const RefArgs& a) { return a.store.empty() ? judge::default_store() : std::filesystem::path(a.store); }
@@ -130,7 +133,9 @@ int run_profile(const RefArgs& a) {
   if (!ref) return usage_error(ref.error());
   auto artifact = judge::sealed_artifact(*ref, a.case_id);
   if (!artifact) return usage_error(artifact.error());
-  return profile_sealed(*ref, a.case_id, *artifact, std::cout, std::cerr);
+  auto threads = threads_flag(a.threads);
+  if (!threads) return usage_error(threads.error());
+  return profile_sealed(*ref, a.case_id, *artifact, std::cout, std::cerr, threads->value_or(0));
 }
 
 CLI::App* add_named(CLI::App* ref, const char* name, const char* help, RefArgs& a) {
@@ -174,6 +179,7 @@ void register_ref_commands(CLI::App& app, Action& action) {
 
   auto prof = std::make_shared<RefArgs>();
   CLI::App* p = add_named(ref, "profile", "Profile a sealed reference on one case", *prof);
+  p->add_option("--threads", prof->threads, "The kernel's threads, N or all (default: the task's)");
   p->callback([prof, &action] { action = [prof] { return run_profile(*prof); }; });
 }
 

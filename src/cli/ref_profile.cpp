@@ -17,7 +17,7 @@ namespace temper::cli {
 // Profiles the sealed artifact as a black box: the same collectors as `temper profile`, on the
 // artifact the judge times, never on the source (which stays in the vault).
 int profile_sealed(const judge::SealedRef& ref, int64_t case_id, const std::filesystem::path& artifact,
-                   std::ostream& out, std::ostream& err) {
+                   std::ostream& out, std::ostream& err, int threads) {
   auto fail_with = [&](const std::string& message) {
     err << fmt::format("temper: ref profile {} --case {}: {}\n", ref.name, case_id, message);
     return kExitUsage;
@@ -37,10 +37,13 @@ int profile_sealed(const judge::SealedRef& ref, int64_t case_id, const std::file
 
   judge::profile::ProfileOptions po;
   po.job_seed = judge::machine_secret_seed();
+  po.threads = threads;
   auto metrics = judge::profile::profile_artifact(judge::profile::ProfileTarget{artifact, std::nullopt, std::nullopt, compiler},
                                                   *task, *c, golden, po, runner);
   if (!metrics) return fail_with(metrics.error().message);
-  out << fmt::format("sealed reference {} on case {} ({})\n", ref.name, case_id, task->op.name);
+  const int kernel_threads = threads > 0 ? threads : task->config.threads;
+  out << fmt::format("sealed reference {} on case {} ({}), {} thread{}\n", ref.name, case_id, task->op.name, kernel_threads,
+                     kernel_threads == 1 ? "" : "s");
   judge::profile::print_metrics(*metrics, nullptr, "", out);
   return kExitOk;
 }

@@ -1,9 +1,7 @@
 #include "judge/golden.h"
 
 #include "backend/forkserver.h"
-
 #include "util/cache_limit.h"
-
 #include "util/fs.h"
 #include "util/hash.h"
 
@@ -13,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
+#include <fstream>
 #include <string_view>
 #include <unistd.h>
 
@@ -49,9 +48,13 @@ temper_bundle::Attr to_bundle_attr(const std::string& name, const core::AttrValu
   return a;
 }
 
+// The header first, then each output's float64 values read straight into place (one copy from
+// the page cache, not two: a large case's outputs are hundreds of MB).
 Expected<GoldenResult> read_outputs(const fs::path& file) {
   temper_bundle::Bundle b;
-  if (std::string err = temper_bundle::read_bundle(file.string(), b); !err.empty()) return fail("{}", err);
+  if (std::string err = temper_bundle::read_bundle(file.string(), b, false); !err.empty()) return fail("{}", err);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return fail("cannot open {}", file.string());
   GoldenResult r;
   for (auto& t : b.tensors) {
     if (t.dtype != "float64") return fail("{}: golden output {} is {}, expected float64", file.string(), t.name, t.dtype);
@@ -64,12 +67,14 @@ Expected<GoldenResult> read_outputs(const fs::path& file) {
     auto dt = core::parse_dtype(dtype_name);
     if (!dt) return fail("{}: golden output {} has unknown dtype '{}'", file.string(), t.name, dtype_name);
     o.dtype = *dt;
-    size_t n = t.bytes.size() / 8;
+    size_t n = static_cast<size_t>(t.data_size / 8);
     if (static_cast<int64_t>(n) != core::numel(o.shape)) {
       return fail("{}: golden output {} has {} values for shape {}", file.string(), t.name, n, core::shape_string(o.shape));
     }
     o.values.resize(n);
-    std::memcpy(o.values.data(), t.bytes.data(), n * 8);
+    in.seekg(static_cast<std::streamoff>(t.data_offset));
+    in.read(reinterpret_cast<char*>(o.values.data()), static_cast<std::streamsize>(n * 8));
+    if (!in) return fail("{}: truncated data for golden output {}", file.string(), t.name);
     r.outputs.push_back(std::move(o));
   }
   if (r.outputs.empty()) return fail("{}: the golden produced no outputs", file.string());
@@ -174,6 +179,31 @@ Expected<GoldenResult> GoldenRunner::outputs_uncached(const core::Case& c, const
   return compute(c, inputs, k, {}, true);
 }
 
+Expected<GoldenRunner::Pair> GoldenRunner::outputs_uncached_pair(const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                                                 bool low_precision) {
+  if (m_exe[0].empty()) return fail("GoldenRunner::prepare() was not called");
+  util::TempDir tmp("temper-golden");
+  const fs::path in_file = tmp.path() / "inputs.bundle";
+  TEMPER_TRY(write_inputs(c, inputs, in_file));
+  Pair out;
+  const fs::path fp64_file = tmp.path() / "fp64.bundle";
+  TEMPER_TRY_ASSIGN(double seconds, run_golden(c, in_file, 0, fp64_file, {}));
+  TEMPER_TRY_ASSIGN(out.fp64, read_outputs(fp64_file));
+  out.fp64.seconds = seconds;
+  if (!low_precision) return out;
+  if (m_python) {
+    // One run of a golden.py writes both precisions (run_golden's "other" bundle).
+    TEMPER_TRY_ASSIGN(out.lowp, read_outputs(tmp.path() / "other.bundle"));
+    out.lowp->seconds = 0;
+    return out;
+  }
+  const fs::path lowp_file = tmp.path() / "lowp.bundle";
+  TEMPER_TRY_ASSIGN(double lowp_seconds, run_golden(c, in_file, 1, lowp_file, {}));
+  TEMPER_TRY_ASSIGN(out.lowp, read_outputs(lowp_file));
+  out.lowp->seconds = lowp_seconds;
+  return out;
+}
+
 Expected<GoldenResult> GoldenRunner::ensure(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                             GoldenPrecision precision) {
   int k = index_of(precision);
@@ -222,7 +252,8 @@ Status GoldenRunner::write_inputs(const core::Case& c, const std::vector<core::H
     bt.name = t.spec.name;
     bt.dtype = std::string(core::dtype_name(t.spec.dtype));
     bt.shape = t.spec.shape;
-    bt.bytes.assign(t.buffer.data(), t.buffer.data() + t.spec.bytes());
+    bt.view = t.buffer.data(); // written from the tensor itself: no copy of a large case's inputs
+    bt.view_size = t.spec.bytes();
     in.tensors.push_back(std::move(bt));
   }
   // Tensor lists and absent optional inputs travel as groups (bundle version 2); a case of plain

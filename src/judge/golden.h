@@ -58,6 +58,13 @@ public:
   // timing job's sampled check), which would only churn the cache.
   Expected<GoldenResult> outputs_uncached(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                           GoldenPrecision precision);
+  // Both precisions on `inputs` (the low one only when `low_precision`), not cached, from one
+  // input bundle: what a sampled check needs for each checked call.
+  struct Pair {
+    GoldenResult fp64;
+    std::optional<GoldenResult> lowp;
+  };
+  Expected<Pair> outputs_uncached_pair(const core::Case& c, const std::vector<core::HostTensor>& inputs, bool low_precision);
 
   // Makes sure the golden outputs are in the cache without reading them back: a cache hit only
   // checks that the bundle exists (outputs() reads it when the check needs it, and recomputes

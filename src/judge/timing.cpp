@@ -494,9 +494,12 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   struct Sampled {
     const TimedCall* call = nullptr;
     CallValues values;
-    Expected<GoldenResult> fp64 = fail("not computed");
-    std::optional<Expected<GoldenResult>> lowp;
+    Expected<GoldenRunner::Pair> golden = fail("not computed");
   };
+  // Which precisions the comparison needs depends on the outputs' standards only.
+  std::vector<GoldenOutput> output_names;
+  for (const auto& o : layout.outputs) output_names.push_back(GoldenOutput{o.name, o.dtype, o.shape, {}});
+  const bool low_precision = needs_low_precision(task, output_names);
   const size_t batch_size = static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
   size_t next = 0;
   while (out.rechecks < out.check_target && next < order.size()) {
@@ -522,10 +525,8 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
     {
       std::vector<std::thread> threads;
       for (auto& sm : batch) {
-        threads.emplace_back([&task, &c, &golden, &sm] {
-          sm.fp64 = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::Fp64);
-          if (sm.fp64 && needs_low_precision(task, sm.fp64->outputs))
-            sm.lowp = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::LowPrecision);
+        threads.emplace_back([&c, &golden, &sm, low_precision] {
+          sm.golden = golden.outputs_uncached_pair(c, sm.values.inputs, low_precision);
         });
       }
       for (auto& t : threads) t.join();
@@ -534,8 +535,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
     for (auto& sm : batch) {
       const TimedCall& call = *sm.call;
       ++out.rechecks;
-      if (!sm.fp64) return tl::unexpected(sm.fp64.error());
-      if (sm.lowp && !*sm.lowp) return tl::unexpected(sm.lowp->error());
+      if (!sm.golden) return tl::unexpected(sm.golden.error());
       backend::CallResult r = cand.rerun(sm.values, call);
       if (!r.ok()) return differs(fmt::format("a timed call's values, run again untimed, fail: {}", r.message));
       backend::SharedArena& arena = cand.arena();
@@ -571,7 +571,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         return differs("a timed call's output differs from the output the same values give when run again untimed: "
                        "the kernel computes differently when timed");
       }
-      const GoldenResult& g = *sm.fp64;
+      const GoldenResult& g = sm.golden->fp64;
       std::string why;
       std::vector<std::vector<double>> vals(g.outputs.size());
       for (size_t k = 0; k < g.outputs.size(); ++k) {
@@ -579,7 +579,8 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         vals[k].resize(static_cast<size_t>(spec.numel()));
         for (size_t i = 0; i < vals[k].size(); ++i) vals[k][i] = core::load_double(snap[k].data(), spec.dtype, i);
       }
-      for (const OutputCheck& check : check_outputs(task, c, sm.values.inputs, g, sm.lowp ? &**sm.lowp : nullptr, vals)) {
+      const GoldenResult* lowp = sm.golden->lowp ? &*sm.golden->lowp : nullptr;
+      for (const OutputCheck& check : check_outputs(task, c, sm.values.inputs, g, lowp, vals)) {
         if (!check.cmp.passed && why.empty()) why = fmt::format("a timed call's output '{}' fails the golden check: {}", check.name, check.cmp.reason);
       }
       if (why.empty()) {

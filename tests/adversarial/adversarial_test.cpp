@@ -347,6 +347,12 @@ TEST(Adversarial, SealedReferencesAreListedRunAndDisassembledNeverPrinted) {
   EXPECT_TRUE(prof.ok()) << prof.output; // the black box's metrics: static mix of the artifact, counters
   EXPECT_NE(prof.output.find("static.code_bytes"), std::string::npos) << prof.output;
   EXPECT_EQ(prof.output.find(marker), std::string::npos);
+  EXPECT_NE(prof.output.find("on case 1 (SwiGlu), 1 thread\n"), std::string::npos) << prof.output; // the task's
+  // At a campaign's thread count (`temper run --threads`), which its Teacher's profile uses.
+  auto prof2 = run({"ref", "profile", "swiglu-ref", "--case", "1", "--threads", "2", "--store", store().string()});
+  EXPECT_TRUE(prof2.ok()) << prof2.output;
+  EXPECT_NE(prof2.output.find("on case 1 (SwiGlu), 2 threads\n"), std::string::npos) << prof2.output;
+  EXPECT_EQ(run({"ref", "profile", "swiglu-ref", "--case", "1", "--threads", "0", "--store", store().string()}).exit_code, 2);
 
   auto missing = run({"ref", "run", "no-such-ref", "--case", "1", "--store", store().string()});
   EXPECT_EQ(missing.exit_code, 2);
