@@ -111,12 +111,13 @@ json merge_probe_reports(const std::vector<json>& parts, double wall_seconds) {
     return a["timing"]["speedup"].get<double>() > b["timing"]["speedup"].get<double>();
   });
   std::map<std::string, int> counts;
-  int rank = 0, timed = 0;
+  int rank = 0, timed = 0, behind = 0;
   for (auto& v : variants) {
     counts[v.value("status", "")]++;
     if (timed_variant(v)) {
       v["rank"] = ++rank;
       ++timed;
+      behind += v["timing"].value("checked", true) ? 0 : 1;
     } else {
       v["rank"] = nullptr;
     }
@@ -125,6 +126,7 @@ json merge_probe_reports(const std::vector<json>& parts, double wall_seconds) {
   json& summary = merged["summary"];
   summary["variants"] = variants.size();
   summary["timed"] = timed;
+  summary["behind"] = behind; // each part raced its own variants
   summary["status_counts"] = counts;
   summary["best"] = !variants.empty() && timed_variant(variants.front()) ? json(variants.front().value("label", "")) : json();
   summary["wall_seconds"] = wall_seconds;

@@ -115,6 +115,8 @@ json probe_variants(const json& report) {
       e["ci"] = t.value("ci", json());
       e["verdict"] = t.value("verdict", json());
       e["timing_status"] = t.value("status", json());
+      // Behind the probe's best checked variant: stopped early, outputs unchecked, no verdict.
+      if (!t.value("checked", true)) e["behind"] = true;
       if (t.contains("roofline_fraction")) e["roofline_fraction"] = t["roofline_fraction"];
     }
     if (v.contains("message")) e["message"] = v["message"];

@@ -26,6 +26,7 @@ struct ProbeArgs : TimingArgs {
   std::string flags;
   uint64_t seed = 0;
   bool fresh_seed = false;
+  bool no_race = false;
   int jobs = 0;
   double timeout_s = 60;
   int trials = 3;
@@ -64,6 +65,7 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   }
   if (const CLI::Option* seed = cmd.get_option_no_throw("--seed"); seed && seed->count() > 0) o.seed = a.seed;
   o.fresh_seed = a.fresh_seed;
+  o.race = !a.no_race;
   o.jobs = a.jobs;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
   o.trials = a.trials;
@@ -114,6 +116,9 @@ void register_probe_command(CLI::App& app, Action& action) {
   cmd->add_option("--jobs,-j", args->jobs, "Parallel compiles and checks (default: one per core)")->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", args->timeout_s, "Per-call time limit in seconds")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--trials", args->trials, "Correctness trials per variant (at least 3)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-race", args->no_race,
+               "Time every variant in full and check its timed outputs (default: a variant clearly behind the best checked one "
+               "stops early, unchecked)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
   cmd->add_option("--backend", args->backend, "Where kernels run: cpu (C++ kernels) or cuda (.cu kernels built with nvcc, docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))

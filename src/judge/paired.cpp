@@ -28,7 +28,11 @@ StopRule sanitized(StopRule r) {
   if (!(r.overhead_allowance_s >= 0)) r.overhead_allowance_s = 0;
   if (!(r.wall_limit_factor >= 1)) r.wall_limit_factor = 1;
   if (!(r.decided_band >= 0) || !std::isfinite(r.decided_band)) r.decided_band = 0;
-  if (!(r.decided_confidence > 0 && r.decided_confidence < 1)) r.decided_band = 0;
+  if (!(r.decided_confidence > 0 && r.decided_confidence < 1)) {
+    r.decided_band = 0;
+    r.behind_below.reset();
+  }
+  if (r.behind_below && !std::isfinite(*r.behind_below)) r.behind_below.reset();
   return r;
 }
 
@@ -159,6 +163,9 @@ Status validate_stop_rule(const StopRule& rule) {
     return fail("the decided band must be a finite number >= 0");
   if (rule.decided_band > 0 && !(rule.decided_confidence >= rule.ci.confidence && rule.decided_confidence < 1))
     return fail("the decided confidence must lie between the interval's level and 1");
+  if (rule.behind_below && !std::isfinite(*rule.behind_below)) return fail("the race's threshold must be a finite log speedup");
+  if (rule.behind_below && !(rule.decided_confidence >= rule.ci.confidence && rule.decided_confidence < 1))
+    return fail("the decided confidence must lie between the interval's level and 1");
   return {};
 }
 
@@ -213,6 +220,7 @@ std::string_view stop_reason_name(StopReason r) {
   case StopReason::CiTarget: return "ci_target";
   case StopReason::Decided: return "decided";
   case StopReason::Cap: return "cap";
+  case StopReason::Behind: return "behind";
   case StopReason::WallLimit: return "wall_limit";
   case StopReason::MaxSamples: return "max_samples";
   case StopReason::TooSlow: return "too_slow";
@@ -245,6 +253,11 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     if (!(rule.decided_band > 0)) return false;
     const PairedEstimate d = estimate_at(decided_ci);
     return d.ci_determined && (d.log_lo > rule.decided_band || d.log_hi < -rule.decided_band);
+  };
+  auto behind = [&]() {
+    if (!rule.behind_below) return false;
+    const PairedEstimate d = estimate_at(decided_ci);
+    return d.ci_determined && d.log_hi < *rule.behind_below;
   };
   auto finish = [&]() -> PairedResult {
     r.reference.stats = summarize(kernel_times(r.reference));
@@ -437,6 +450,10 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     }
     if (decided()) {
       r.stop_reason = StopReason::Decided;
+      break;
+    }
+    if (behind()) {
+      r.stop_reason = StopReason::Behind;
       break;
     }
   }

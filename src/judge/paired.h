@@ -126,6 +126,11 @@ struct StopRule {
   // estimate stays the usual one, with the interval it has.
   double decided_band = 0;
   double decided_confidence = 0.999;
+  // Racing (the probe tier): at a check, when the interval at decided_confidence lies wholly
+  // below behind_below (log speedup), the candidate is clearly slower than a variant already
+  // measured against the same reference, and more rounds would only rank it more precisely among
+  // the losers. Unset: off. Like "decided", it waits for the minimums and for 3 lives.
+  std::optional<double> behind_below;
 };
 
 // Checks a rule taken from a user (flags, config); measure_paired itself clamps nonsense.
@@ -175,8 +180,9 @@ std::string_view paired_status_name(PairedStatus s); // MEASURED, TOO_SLOW, ARM_
 // verdict (StopRule::decided_band); cap: an arm's next call would pass cap_s;
 // wall_limit: an arm's next call would pass wall_limit_factor * cap_s of wall time (a loaded
 // machine, with a CPU-time clock, or a costly harness); max_samples: max_samples rounds without
-// reaching the target; too_slow: fewer than 3 rounds fit; arm_failed: an arm's call failed.
-enum class StopReason { CiTarget, Decided, Cap, WallLimit, MaxSamples, TooSlow, ArmFailed };
+// reaching the target; too_slow: fewer than 3 rounds fit; arm_failed: an arm's call failed;
+// behind: the stricter interval lies below StopRule::behind_below (a probe's race).
+enum class StopReason { CiTarget, Decided, Cap, WallLimit, MaxSamples, TooSlow, ArmFailed, Behind };
 std::string_view stop_reason_name(StopReason r);
 
 struct RecordedSample {

@@ -134,13 +134,23 @@ std::string ProbeVariant::label() const {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
+namespace {
+
+const CaseTiming& first_job(const ProbeVariant& v) { return v.result.timing->jobs.front().result; }
+
+} // namespace
+
+bool ProbeVariant::behind() const { return timed() && first_job(*this).check_skipped; }
+
 int ProbeReport::timed_count() const {
   return static_cast<int>(std::count_if(variants.begin(), variants.end(), [](const auto& v) { return v.timed(); }));
 }
 
-namespace {
+int ProbeReport::behind_count() const {
+  return static_cast<int>(std::count_if(variants.begin(), variants.end(), [](const auto& v) { return v.behind(); }));
+}
 
-const CaseTiming& first_job(const ProbeVariant& v) { return v.result.timing->jobs.front().result; }
+namespace {
 
 // Timed variants fastest first (by the median speedup), then the rest in grid order.
 void rank_variants(std::vector<ProbeVariant>& variants) {
@@ -376,10 +386,20 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     return v.result.status == CaseStatus::Passed;
   }));
   int timing_index = 0;
+  // The race: the lower end of the best interval a checked variant has shown so far. A variant
+  // clearly behind it stops early and is not checked (TimingConfig::race_behind); the threshold
+  // comes only from checked variants, so a kernel that is fast because it is wrong when timed
+  // is caught before it can push honest variants out of the race.
+  double race_best_lo = 0;
+  report.timing_notes["race"] = opt.race;
+  // Every variant's job runs on the same values (the job seed): an output one variant proved
+  // proves the same bytes from another (most knobs move data and leave the arithmetic alone).
+  tc.proved = std::make_shared<ProvedOutputs>();
   for (size_t i = 0; i < variants.size(); ++i) {
     ProbeVariant& v = variants[i];
     if (v.result.status != CaseStatus::Passed) continue;
     progress.line(fmt::format("timing variant {}/{}: {}", ++timing_index, correct, v.label()));
+    tc.race_behind = opt.race ? race_best_lo : 0;
     // The judge's timing phase on a one-case report: its status folding (a timed output that
     // fails its recheck, TOO_SLOW, ...) and calibration lookup apply to probes unchanged.
     JudgeReport one;
@@ -395,6 +415,8 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     v.result = std::move(one.cases.front());
     if (!s) return tl::unexpected(s.error());
     report.timing_notes["calibration"] = one.timing_overall.value("calibration", "none");
+    if (v.timed() && !first_job(v).check_skipped && first_job(v).paired.estimate.ci_determined)
+      race_best_lo = std::max(race_best_lo, first_job(v).paired.estimate.speedup_lo);
   }
   progress.finish();
 
@@ -470,6 +492,10 @@ nlohmann::json variant_json(const ProbeVariant& v) {
         {"stop_reason", stop_reason_name(job.paired.stop_reason)},
         {"input_sets", job.input_sets},
         {"rechecks", job.rechecks},
+        {"checked", !job.check_skipped},
+        {"check_seconds", job.check_seconds},
+        {"proved_by_identity", job.proved_by_identity},
+        {"proved_by_reference", job.proved_by_reference},
         {"suspicious_samples", job.paired.suspicious_samples},
         {"candidate", arm_summary(job.paired.candidate)},
         {"reference", arm_summary(job.paired.reference)},
@@ -502,8 +528,9 @@ nlohmann::json probe_report_to_json(const ProbeReport& r) {
       {"protocol", r.protocol},
       {"timing", {{"tier", "probe"}, {"measurement_jobs", 1}, {"confirmation_jobs", 0},
                   {"noise_floor", r.timing_notes.value("noise_floor", kDefaultNoiseFloor)},
-                  {"calibration", r.timing_notes.value("calibration", "none")}}},
-      {"summary", {{"variants", r.variants.size()}, {"timed", r.timed_count()}, {"status_counts", counts},
+                  {"calibration", r.timing_notes.value("calibration", "none")},
+                  {"race", r.timing_notes.value("race", false)}}},
+      {"summary", {{"variants", r.variants.size()}, {"timed", r.timed_count()}, {"behind", r.behind_count()}, {"status_counts", counts},
                    {"best", best ? nlohmann::json(best->label()) : nlohmann::json()}, {"wall_seconds", r.wall_seconds}}},
       {"variants", variants},
   };
@@ -530,7 +557,7 @@ void print_probe_table(const ProbeReport& r, std::ostream& out, bool color) {
       const CaseTimingSummary& t = *v.result.timing;
       const PairedEstimate& e = first_job(v).paired.estimate;
       std::string ci = e.ci_determined ? fmt::format("[{:>6.3f}, {:>6.3f}]", e.speedup_lo, e.speedup_hi) : "[undetermined]";
-      out << fmt::format(" {:>8.3f} {:>17}  {:<10} {:>12}", t.speedup, ci, verdict_name(t.verdict),
+      out << fmt::format(" {:>8.3f} {:>17}  {:<10} {:>12}", t.speedup, ci, v.behind() ? "behind" : verdict_name(t.verdict),
                          seconds_text(first_job(v).paired.candidate.stats.median));
     }
     out << "\n";
@@ -551,6 +578,11 @@ void print_probe_table(const ProbeReport& r, std::ostream& out, bool color) {
   }
   out << fmt::format("\n{} of {} variants timed against the reference on case {} ({:.1f} s){}\n", timed, r.variants.size(),
                      r.context.contains("case") ? r.context["case"].value("case_id", int64_t{0}) : int64_t{0}, r.wall_seconds, best);
+  if (const int behind = r.behind_count(); behind > 0) {
+    out << fmt::format("{} variant(s) marked 'behind' stopped once clearly slower than a checked variant: their timed outputs "
+                       "were not checked, so their speedups rank them and prove nothing (--no-race to time every variant in full)\n",
+                       behind);
+  }
 }
 
 } // namespace temper::judge

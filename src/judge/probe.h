@@ -2,7 +2,8 @@
 // set over a grid of values, every variant is built through the compile cache, checked on one
 // case, and every correct variant is timed against the same reference on the same inputs, one
 // after another, so the ranking compares like with like. A probe answers "which settings are
-// worth a gate", not "is it faster": one short job per variant, no confirmation.
+// worth a gate", not "is it faster": one short job per variant, no confirmation, and a race:
+// a variant clearly behind the best checked one so far stops early, unchecked.
 #pragma once
 
 #include "build/compiler.h"
@@ -69,6 +70,10 @@ struct ProbeOptions {
   std::string cuda_arch;             // cuda: empty means the device's architecture, else sm_90
   bool progress = true;
   std::string temper_version = "dev";
+  // Race the variants (timed in the order given, so put the likeliest winner first): a variant
+  // whose interval falls clearly below the best checked one's stops early and its timed outputs
+  // are not checked; it keeps its rank by the speedup it showed, with no verdict.
+  bool race = true;
   // The reference (default: the task's reference for the backend), protocol, stop rule and noise floor.
   // The tier and job counts are ignored: a probe is one measurement job per variant.
   TimingOptions timing;
@@ -80,6 +85,7 @@ struct ProbeVariant {
   int rank = 0;       // 1 = fastest; 0 when the variant was not timed
 
   bool timed() const;
+  bool behind() const; // timed, stopped behind the race's best, outputs unchecked
   std::string label() const; // "SLOW=0,BROKEN=1"
 };
 
@@ -91,6 +97,7 @@ struct ProbeReport {
   double wall_seconds = 0;
 
   int timed_count() const;
+  int behind_count() const;
 };
 
 // Runs a probe. Errors are usage and harness problems (bad task, unknown case, missing files,

@@ -145,6 +145,7 @@ nlohmann::json timing_json(const CaseTimingSummary& t, bool device_time) {
                                    {"proved_by_identity", r.proved_by_identity},
                                    {"proved_by_reference", r.proved_by_reference},
                                    {"unprovable", r.unprovable},
+                                   {"skipped", r.check_skipped ? nlohmann::json("behind") : nlohmann::json()},
                                    {"seconds", r.check_seconds},
                                    {"golden_seconds", r.golden_seconds}}},
                         {"content_seconds", r.content_seconds},

@@ -447,7 +447,7 @@ private:
 // fields of `out`; errors are the harness's (a golden that fails).
 Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm& cand, const WorkerArm& ref,
                          ContentSource& content, GoldenRunner& golden, const MeasurementProtocol& p, uint64_t job_seed,
-                         CaseTiming& out) {
+                         ProvedOutputs& checked, CaseTiming& out) {
   const util::SteadyClock clock;
   const double t0 = clock.now();
   const std::vector<TimedCall>& calls = cand.calls();
@@ -479,7 +479,6 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   // The job seed is secret, so is the sample: the kernel cannot tell which calls are checked.
   std::mt19937_64 rng(core::derive_seed(job_seed, c.id, -2, -2));
   std::shuffle(order.begin(), order.end(), rng);
-  std::set<std::pair<uint64_t, uint64_t>> checked;
   auto differs = [&](std::string why, std::string_view reason = {}) {
     out.behaviour_differs = true;
     out.cheat_reason_code = std::string(reason);
@@ -514,7 +513,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       Sampled sm;
       sm.call = &call;
       sm.values = content.copy_of(call.content);
-      if (checked.count({sm.values.hash, call.outputs_hash})) {
+      if (checked.contains(sm.values.hash, call.outputs_hash)) {
         ++out.proved_by_identity;
         continue;
       }
@@ -584,7 +583,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         if (!check.cmp.passed && why.empty()) why = fmt::format("a timed call's output '{}' fails the golden check: {}", check.name, check.cmp.reason);
       }
       if (why.empty()) {
-        checked.insert({sm.values.hash, call.outputs_hash});
+        checked.insert(sm.values.hash, call.outputs_hash);
         continue;
       }
       // Only a failing output is watched: a thread that finishes it late shows itself once the
@@ -701,6 +700,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   util::SteadyClock steady;
   StopRule rule = p.rule;
   if (p.stop_when_decided) rule.decided_band = std::log1p(noise_threshold(calibrated_noise, config.noise_floor));
+  if (config.race_behind > 0) rule.behind_below = std::log(config.race_behind);
   {
     ScopedAffinity pinned(p.cpus);
     out.paired = measure_paired(ref, cand, steady, rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
@@ -721,9 +721,13 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     if (out.failure_status == CaseStatus::RejectedCheat) {
       out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
     }
+  } else if (behind_in_race(out.paired, config.race_behind)) {
+    out.check_target = check_sample_size(p.check_fraction, p.check_confidence);
+    out.check_skipped = true;
   } else {
     // The measurement stands only if what was timed is proved (the check may fail the arm).
-    TEMPER_TRY(check_timed_calls(task, c, cand, ref, content, golden, p, job_seed, out));
+    ProvedOutputs own;
+    TEMPER_TRY(check_timed_calls(task, c, cand, ref, content, golden, p, job_seed, config.proved ? *config.proved : own, out));
     if (out.behaviour_differs) out.failure_status = CaseStatus::IncorrectNumerical;
   }
   // The reference runs the same worker harness: its threads' count is the baseline (a stop and
@@ -750,8 +754,13 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
                               out.reference_activity.outside_call_cpu_seconds * 1e3);
   }
   out.delta = noise_threshold(calibrated_noise, config.noise_floor);
-  out.verdict = out.unprovable ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
+  out.verdict = out.unprovable || out.check_skipped ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
   return out;
+}
+
+bool behind_in_race(const PairedResult& paired, double race_behind) {
+  if (!(race_behind > 0) || paired.status != PairedStatus::Measured || !paired.estimate.ci_determined) return false;
+  return paired.estimate.log_hi < std::log(race_behind);
 }
 
 } // namespace temper::judge

@@ -19,10 +19,14 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace temper::backend {
@@ -101,6 +105,28 @@ inline constexpr std::string_view kClockThreadCpu = "thread_cpu";
 std::string default_timing_clock(int threads);
 Status validate_clock(const std::string& clock, int threads);
 
+// Timed outputs already proved against the golden, as (hash of the call's values, hash of its
+// output bytes): a later call whose values and output bytes are the same is proved by that,
+// without a golden of its own. One judgement's jobs that share a job seed compute on the same
+// values (a probe's variants: call k of every variant's job gets the same values), and variants
+// of one kernel that differ only in how they move data (prefetch distance, streaming stores)
+// give the same bytes, so one proof serves all of them. Thread-safe.
+class ProvedOutputs {
+public:
+  bool contains(uint64_t values_hash, uint64_t outputs_hash) const {
+    std::lock_guard lock(m_mu);
+    return m_proved.count({values_hash, outputs_hash}) > 0;
+  }
+  void insert(uint64_t values_hash, uint64_t outputs_hash) {
+    std::lock_guard lock(m_mu);
+    m_proved.insert({values_hash, outputs_hash});
+  }
+
+private:
+  mutable std::mutex m_mu;
+  std::set<std::pair<uint64_t, uint64_t>> m_proved;
+};
+
 struct TimingConfig {
   MeasurementProtocol protocol;
   CrossCheck cross_check;
@@ -131,7 +157,19 @@ struct TimingConfig {
   // The compiled device-content library (protocol.content_maker "device"): timed calls make
   // their inputs on the device and hash their outputs there (backend::DeviceCall).
   std::filesystem::path device_content;
+  // A probe's race (judge/probe.h): the lower end of the best speedup a checked variant of the
+  // same probe showed against the same reference; 0: no race. A job whose stricter interval
+  // falls wholly below it stops early (StopReason::Behind), and a job whose interval ends below
+  // it has its timed outputs left unchecked (CaseTiming::check_skipped): a variant clearly
+  // behind another decides nothing, so proving its outputs buys nothing, and it gets no verdict.
+  double race_behind = 0;
+  // Set: outputs proved by earlier jobs count for this one (and this one's proofs for later
+  // ones); the jobs sharing it must be of the same case. Unset: each job proves its own.
+  std::shared_ptr<ProvedOutputs> proved;
 };
+
+// Whether a measured job's interval lies wholly below `race_behind` (> 0).
+bool behind_in_race(const PairedResult& paired, double race_behind);
 
 // The probe tier ranks variants and decides nothing: every kernel it picks is judged again at a
 // gate. Its sampled check catches a kernel wrong on 20% of its timed calls (21 re-runs), the
@@ -169,6 +207,7 @@ struct CaseTiming {
   int rechecks = 0;                  // timed calls run again and compared with the golden
   int check_target = 0;              // the sample size check_sample_size asked for
   int proved_by_identity = 0;        // sampled calls whose inputs and outputs equal a checked call's
+                                     // (of this job, or of an earlier one sharing TimingConfig::proved)
   int proved_by_reference = 0;       // sampled calls whose output is the reference's on the same values
   double check_seconds = 0;          // the sampled check: re-runs and goldens
   double golden_seconds = 0;         // of which the goldens
@@ -179,6 +218,8 @@ struct CaseTiming {
   std::string cheat_reason_code;     // with behaviour_differs: stale_output or deferred_work when the check saw which
   bool work_outside_call = false;    // the candidate's threads worked outside its calls
   bool unprovable = false;           // nondeterministic: timed outputs cannot be proved, no verdict
+  bool check_skipped = false;        // behind a probe's race (TimingConfig::race_behind): outputs
+                                     // not checked, speedup kept for ranking, no verdict
   std::string warning;               // the reference's threads did (trusted: reported, not judged)
   std::string message;               // why the measurement did not complete, if it did not
   CaseStatus failure_status = CaseStatus::Passed; // the candidate's status when its arm failed

@@ -1,6 +1,7 @@
 // Runs build/temper probe on the bundled SwiGLU task with a kernel whose knobs make it slow or
 // wrong (tests/fixtures/swi_glu/knobbed.cpp): the ranking, the statuses of the broken variants,
-// the report, and the usage errors of a malformed grid.
+// the report, the race (a variant clearly behind stops unchecked), and the usage errors of a
+// malformed grid.
 #include "util/fs.h"
 #include "util/process.h"
 
@@ -77,6 +78,16 @@ TEST(ProbeE2E, RanksVariantsAndListsBrokenOnesLast) {
   EXPECT_GT(slow["timing"]["candidate"]["median_s"].get<double>(), fast["timing"]["candidate"]["median_s"].get<double>());
   EXPECT_GE(slow["timing"]["rounds"].get<int>(), 6) << slow["timing"].dump(2);
   EXPECT_EQ(fast["timing"]["seed_id"], slow["timing"]["seed_id"]); // the same inputs for every variant
+  // The race: SLOW=1 (about 0.5x) is timed after SLOW=0 (about 1x) and is clearly behind it, so
+  // its timed outputs are not checked and it gets no verdict; the best is checked.
+  EXPECT_TRUE(r.report["timing"]["race"].get<bool>());
+  EXPECT_EQ(r.report["summary"]["behind"], 1) << r.output;
+  EXPECT_TRUE(fast["timing"]["checked"].get<bool>()) << fast["timing"].dump(2);
+  EXPECT_GT(fast["timing"]["rechecks"].get<int>(), 0) << fast["timing"].dump(2);
+  EXPECT_FALSE(slow["timing"]["checked"].get<bool>()) << slow["timing"].dump(2);
+  EXPECT_EQ(slow["timing"]["rechecks"], 0) << slow["timing"].dump(2);
+  EXPECT_EQ(slow["timing"]["verdict"], "AMBIGUOUS") << slow["timing"].dump(2);
+  EXPECT_NE(r.output.find("marked 'behind'"), std::string::npos) << r.output;
 
   for (const char* label : {"SLOW=0,BROKEN=1", "SLOW=1,BROKEN=1"}) {
     const auto& v = r.by_label[label];

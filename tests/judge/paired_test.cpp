@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -793,6 +795,44 @@ TEST(PairedDecided, TheRuleIsValidated) {
   r.decided_confidence = 0.9; // looser than the verdict's own interval
   EXPECT_FALSE(validate_stop_rule(r));
   r.decided_confidence = 1.0;
+  EXPECT_FALSE(validate_stop_rule(r));
+}
+
+// A probe's race (StopRule::behind_below): a variant at 10x against a best of 20x stops early;
+// one level with the best, or above it, runs to the cap as before.
+PairedResult race_run(double ratio, std::optional<double> behind_below, uint64_t seed) {
+  FakeClock clock;
+  PlacementArm ref(clock, 20e-3, 0.05, 0.02, 4000 + 2 * seed);
+  PlacementArm cand(clock, 20e-3 / ratio, 0.05, 0.02, 4001 + 2 * seed);
+  StopRule rule;
+  rule.cap_s = 6;
+  rule.behind_below = behind_below;
+  return measure_paired(ref, cand, clock, rule, 700 + seed, 4);
+}
+
+TEST(PairedRace, AVariantClearlyBehindStopsEarlyTheBestDoesNot) {
+  const double best_lo = std::log(20.0 / 1.02);
+  const PairedResult full = race_run(10, std::nullopt, 1);
+  const PairedResult behind = race_run(10, best_lo, 1);
+  EXPECT_EQ(stop_reason_name(full.stop_reason), "cap");
+  EXPECT_EQ(stop_reason_name(behind.stop_reason), "behind");
+  EXPECT_LT(behind.reference.spent_seconds, 0.5 * full.reference.spent_seconds);
+  ASSERT_TRUE(behind.estimate.ci_determined);
+  EXPECT_LT(behind.estimate.speedup_hi, 20 / 1.02);
+  EXPECT_GT(behind.estimate.speedup_hi, 10.0); // the interval it has, around the truth
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    EXPECT_NE(race_run(20, best_lo, 10 + seed).stop_reason, StopReason::Behind) << "seed " << seed;
+    EXPECT_NE(race_run(40, best_lo, 50 + seed).stop_reason, StopReason::Behind) << "seed " << seed;
+  }
+}
+
+TEST(PairedRace, TheThresholdIsValidated) {
+  StopRule r;
+  r.behind_below = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(validate_stop_rule(r));
+  r.behind_below = std::log(2.0);
+  EXPECT_TRUE(validate_stop_rule(r));
+  r.decided_confidence = 0.5;
   EXPECT_FALSE(validate_stop_rule(r));
 }
 
