@@ -105,9 +105,9 @@ inline constexpr std::string_view kClockThreadCpu = "thread_cpu";
 std::string default_timing_clock(int threads);
 Status validate_clock(const std::string& clock, int threads);
 
-// Timed outputs already proved against the golden, as (hash of the call's values, hash of its
-// output bytes): a later call whose values and output bytes are the same is proved by that,
-// without a golden of its own. One judgement's jobs that share a job seed compute on the same
+// Timed outputs already proved against the golden, as (the call's values, by the hash of their
+// bytes or by the key they are generated from, and the hash of its output bytes): a later call
+// whose values and output bytes are the same is proved by that, without a golden of its own. One judgement's jobs that share a job seed compute on the same
 // values (a probe's variants: call k of every variant's job gets the same values), and variants
 // of one kernel that differ only in how they move data (prefetch distance, streaming stores)
 // give the same bytes, so one proof serves all of them. Thread-safe.
@@ -176,8 +176,9 @@ bool behind_in_race(const PairedResult& paired, double race_behind);
 // gate's on 5% (90), both with 99%.
 inline constexpr double kProbeCheckFraction = 0.20;
 
-// How many of a job's timed calls the sampled check runs again: the smallest n with
-// (1 - fraction)^n <= 1 - confidence (90 for 5% and 99%), or every call when there are fewer.
+// How many of a job's recorded calls (its rounds' calls) the sampled check runs again: the
+// smallest n with (1 - fraction)^n <= 1 - confidence (90 for 5% and 99%), or every call when
+// there are fewer.
 int check_sample_size(double fraction, double confidence);
 
 // The CPU time a worker's other threads may spend outside its calls before it counts as work:
