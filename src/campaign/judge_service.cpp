@@ -301,6 +301,7 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
       o.timing->torch_threads = call.torch_threads;
     }
     else o.timing->sealed = *sealed;
+    o.timing->proved = m_proved;
   }
   TEMPER_TRY_ASSIGN(auto report, judge::run_judge(o, m_runner));
   out.report = judge::report_to_json(report);
@@ -343,6 +344,7 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   if (!sealed) return fail("a probe needs a sealed reference");
   o.timing.sealed = *sealed;
   if (call.roofline) o.timing.roofline = *call.roofline;
+  o.timing.proved = m_proved;
   TEMPER_TRY_ASSIGN(auto report, judge::run_probe(o, m_runner));
   out.report = judge::probe_report_to_json(report);
   if (!out.note.empty()) out.report["campaign_note"] = out.note;

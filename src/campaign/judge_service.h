@@ -11,6 +11,7 @@
 #include "campaign/reference_store.h"
 #include "judge/paired.h"
 #include "judge/roofline.h"
+#include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
 
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -170,6 +172,10 @@ public:
 
 private:
   std::filesystem::path m_worker_exe;
+  // Every judgement of a campaign runs on the machine's secret seed, so the same values recur
+  // (the final report judges one kernel three times, on the same values): outputs proved once
+  // need no golden again (judge/timing.h).
+  std::shared_ptr<judge::ProvedOutputs> m_proved = std::make_shared<judge::ProvedOutputs>();
   JudgeSettings m_settings;
   util::ProcessRunner& m_runner;
   std::string m_version;

@@ -402,6 +402,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
       }
     }
     if (opt.timing->tier == "probe") tc.protocol.check_fraction = kProbeCheckFraction;
+    tc.proved = opt.timing->proved;
     TEMPER_TRY(apply_backend_to_timing(backend, *opt.timing, torch_ref.has_value(), cache, tc, progress));
     TimingPhaseInput in;
     in.task = &task;

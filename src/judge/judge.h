@@ -49,6 +49,9 @@ struct TimingOptions {
   // Where timed calls' fresh inputs are made (MeasurementProtocol::content_maker): empty means
   // device on the cuda backend with a GPU, host elsewhere; "device" elsewhere is an error.
   std::string content_maker;
+  // Outputs proved by earlier judgements of the same process (a campaign's), which this one's
+  // sampled checks may rely on and add to (TimingConfig::proved); unset: this judgement's own.
+  std::shared_ptr<ProvedOutputs> proved;
 };
 
 struct JudgeOptions {

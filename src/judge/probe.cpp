@@ -394,7 +394,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   report.timing_notes["race"] = opt.race;
   // Every variant's job runs on the same values (the job seed): an output one variant proved
   // proves the same bytes from another (most knobs move data and leave the arithmetic alone).
-  tc.proved = std::make_shared<ProvedOutputs>();
+  tc.proved = opt.timing.proved ? opt.timing.proved : std::make_shared<ProvedOutputs>();
   for (size_t i = 0; i < variants.size(); ++i) {
     ProbeVariant& v = variants[i];
     if (v.result.status != CaseStatus::Passed) continue;

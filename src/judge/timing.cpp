@@ -178,6 +178,11 @@ private:
 // (paired.h), outside either arm's cap and wall clock. Both arms of a step ask for the same id
 // one after the other: the last few are kept, and their buffers are refilled in place.
 class ContentSource {
+  static uint64_t case_key_of(const core::Operator& op, const core::Case& c) {
+    const std::string text = op.name + '\n' + c.to_json().dump();
+    return util::hash64(text.data(), text.size());
+  }
+
 public:
   // The two draws a device mixes (the arena's sets 0 and 1), as values ids no call uses.
   static constexpr int kDeviceDraw[2] = {1 << 30, (1 << 30) + 1};
@@ -185,7 +190,8 @@ public:
   ContentSource(const core::Operator& op, const core::Case& c, uint64_t job_seed, bool fresh, int pool_sets, bool on_device)
       : m_op(op), m_case(c), m_fresh(fresh), m_pool_sets(std::max(pool_sets, 1)),
         // Apart from the correctness trials of the same seed: a timing job never repeats them.
-        m_seed(core::derive_seed(job_seed, c.id, -1, -1)), m_job_seed(job_seed), m_on_device(on_device) {
+        m_seed(core::derive_seed(job_seed, c.id, -1, -1)), m_job_seed(job_seed), m_on_device(on_device),
+        m_case_key(case_key_of(op, c)) {
     m_slots.resize(static_cast<size_t>(fresh ? 2 : m_pool_sets));
     CPU_ZERO(&m_cpus);
     if (::pthread_getaffinity_np(::pthread_self(), sizeof m_cpus, &m_cpus) != 0) CPU_ZERO(&m_cpus);
@@ -239,10 +245,13 @@ public:
   // (generation is a function of the job's content seed and the values' index; on the device,
   // of the call's mixing seed). A proof keyed on it needs no values generated (ProvedOutputs).
   uint64_t values_key(int content) const {
-    const uint64_t parts[3] = {m_seed, m_on_device ? device_seed(content) : static_cast<uint64_t>(m_fresh ? content : content % m_pool_sets),
+    const uint64_t parts[4] = {m_case_key, m_seed,
+                               m_on_device ? device_seed(content) : static_cast<uint64_t>(m_fresh ? content : content % m_pool_sets),
                                m_on_device ? 1u : 0u};
     return util::hash64(parts, sizeof parts, 0x76616c756573ULL);
   }
+  // The case as the values are generated for it (operator, shapes, dtypes, ranges, attributes).
+  uint64_t case_key() const { return m_case_key; }
   // The seed a device mixes call `content`'s inputs under.
   uint64_t device_seed(int content) const { return backend::device_content::call_seed(m_job_seed, m_case.id, content); }
   bool on_device() const { return m_on_device; }
@@ -268,6 +277,7 @@ private:
   uint64_t m_seed;
   uint64_t m_job_seed;
   bool m_on_device;
+  uint64_t m_case_key;
   std::vector<Slot> m_slots;
   uint64_t m_tick = 0;
   double m_seconds = 0;
@@ -528,12 +538,12 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       sm.call = &call;
       // Proved already (a probe's earlier variant on the same values): no values to make.
       sm.values_key = content.values_key(call.content);
-      if (checked.contains(sm.values_key, call.outputs_hash)) {
+      if (checked.contains(content.case_key(), sm.values_key, call.outputs_hash)) {
         ++out.proved_by_identity;
         continue;
       }
       sm.values = content.copy_of(call.content);
-      if (checked.contains(sm.values.hash, call.outputs_hash)) {
+      if (checked.contains(content.case_key(), sm.values.hash, call.outputs_hash)) {
         ++out.proved_by_identity;
         continue;
       }
@@ -603,8 +613,8 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         if (!check.cmp.passed && why.empty()) why = fmt::format("a timed call's output '{}' fails the golden check: {}", check.name, check.cmp.reason);
       }
       if (why.empty()) {
-        checked.insert(sm.values.hash, call.outputs_hash);
-        checked.insert(sm.values_key, call.outputs_hash);
+        checked.insert(content.case_key(), sm.values.hash, call.outputs_hash);
+        checked.insert(content.case_key(), sm.values_key, call.outputs_hash);
         continue;
       }
       // Only a failing output is watched: a thread that finishes it late shows itself once the

@@ -26,7 +26,7 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 namespace temper::backend {
@@ -105,26 +105,27 @@ inline constexpr std::string_view kClockThreadCpu = "thread_cpu";
 std::string default_timing_clock(int threads);
 Status validate_clock(const std::string& clock, int threads);
 
-// Timed outputs already proved against the golden, as (the call's values, by the hash of their
-// bytes or by the key they are generated from, and the hash of its output bytes): a later call
-// whose values and output bytes are the same is proved by that, without a golden of its own. One judgement's jobs that share a job seed compute on the same
-// values (a probe's variants: call k of every variant's job gets the same values), and variants
-// of one kernel that differ only in how they move data (prefetch distance, streaming stores)
-// give the same bytes, so one proof serves all of them. Thread-safe.
+// Timed outputs already proved against the golden, as (the case, the call's values, by the
+// hash of their bytes or by the key they are generated from, and the hash of its output bytes):
+// a later call of the same case whose values and output bytes are the same is proved by that,
+// without a golden of its own. Every job that uses the same job seed computes on the same values
+// (a probe's variants; in a campaign, every judgement, all on the machine's secret seed), and
+// kernels that differ only in how they move data give the same bytes, so one proof serves them
+// all. Thread-safe.
 class ProvedOutputs {
 public:
-  bool contains(uint64_t values_hash, uint64_t outputs_hash) const {
+  bool contains(uint64_t case_key, uint64_t values, uint64_t outputs_hash) const {
     std::lock_guard lock(m_mu);
-    return m_proved.count({values_hash, outputs_hash}) > 0;
+    return m_proved.count({case_key, values, outputs_hash}) > 0;
   }
-  void insert(uint64_t values_hash, uint64_t outputs_hash) {
+  void insert(uint64_t case_key, uint64_t values, uint64_t outputs_hash) {
     std::lock_guard lock(m_mu);
-    m_proved.insert({values_hash, outputs_hash});
+    m_proved.insert({case_key, values, outputs_hash});
   }
 
 private:
   mutable std::mutex m_mu;
-  std::set<std::pair<uint64_t, uint64_t>> m_proved;
+  std::set<std::tuple<uint64_t, uint64_t, uint64_t>> m_proved;
 };
 
 struct TimingConfig {
@@ -164,7 +165,7 @@ struct TimingConfig {
   // behind another decides nothing, so proving its outputs buys nothing, and it gets no verdict.
   double race_behind = 0;
   // Set: outputs proved by earlier jobs count for this one (and this one's proofs for later
-  // ones); the jobs sharing it must be of the same case. Unset: each job proves its own.
+  // ones). Unset: each job proves its own.
   std::shared_ptr<ProvedOutputs> proved;
 };
 

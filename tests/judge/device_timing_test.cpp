@@ -12,6 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+
 namespace temper::judge::device_timing_test {
 namespace {
 
@@ -50,11 +53,18 @@ struct DeviceTimingFixture {
     return tc;
   }
 
-  Expected<CaseTiming> time(const std::string& reference, const std::string& candidate) {
+  Expected<CaseTiming> time(const std::string& reference, const std::string& candidate,
+                             std::shared_ptr<ProvedOutputs> proved = nullptr, uint64_t seed = 0x5eed, int max_rounds = 0) {
     GoldenRunner golden(task, cache, util::default_process_runner(), dir.path() / "golden");
     TEMPER_TRY(golden.prepare());
+    TimingConfig tc = config();
+    tc.proved = std::move(proved);
+    if (max_rounds > 0) {
+      tc.protocol.rule.min_samples = std::min(tc.protocol.rule.min_samples, max_rounds);
+      tc.protocol.rule.max_samples = max_rounds;
+    }
     return time_case(task, c, kFake / ("libtemper_fake_swi_glu_" + reference + ".so"),
-                     kFake / ("libtemper_fake_swi_glu_" + candidate + ".so"), golden, config(), 0x5eed, std::nullopt);
+                     kFake / ("libtemper_fake_swi_glu_" + candidate + ".so"), golden, tc, seed, std::nullopt);
   }
 };
 
@@ -77,6 +87,32 @@ TEST(DeviceTiming, OtherBytesWithinToleranceAreCheckedOnTheGolden) {
   EXPECT_FALSE(t->behaviour_differs) << t->message;
   EXPECT_GT(t->rechecks, 0) << "outputs the reference did not give are run again, fetched and checked";
   EXPECT_EQ(t->rechecks + t->proved_by_reference, std::min(t->check_target, t->candidate_activity.timed_calls));
+}
+
+// Two jobs on the same seed (a probe's variants, a campaign's judgements) sharing their proofs,
+// each with fewer rounds than the sample, so every round is checked (the big cases): the
+// second's outputs on the same values are the bytes the first proved, so it needs no golden.
+// On another seed nothing is shared, and a kernel whose bytes differ is checked in full.
+TEST(DeviceTiming, OutputsProvedByAnEarlierJobOnTheSameValuesNeedNoGolden) {
+  DeviceTimingFixture f;
+  auto proved = std::make_shared<ProvedOutputs>();
+  constexpr int kRounds = 12;
+  auto first = f.time("plain", "double", proved, 0x5eed, kRounds);
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_GT(first->rechecks, 0);
+  auto second = f.time("plain", "double", proved, 0x5eed, kRounds);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_FALSE(second->behaviour_differs) << second->message;
+  // Only rounds the first job did not reach can need a golden.
+  const auto rounds = [](const CaseTiming& t) { return static_cast<int>(t.paired.candidate.samples.size()); };
+  EXPECT_LE(second->rechecks, std::max(0, rounds(*second) - rounds(*first)));
+  EXPECT_GT(second->proved_by_identity, 0);
+  auto other_seed = f.time("plain", "double", proved, 0x5eee, kRounds);
+  ASSERT_TRUE(other_seed) << other_seed.error().message;
+  EXPECT_GT(other_seed->rechecks, 0);
+  auto wrong = f.time("plain", "wrong", proved, 0x5eed, kRounds);
+  ASSERT_TRUE(wrong) << wrong.error().message;
+  EXPECT_TRUE(wrong->behaviour_differs) << "other bytes on the same values are checked, and fail";
 }
 
 TEST(DeviceTiming, AKernelWrongOnSomeInputsIsCaught) {
