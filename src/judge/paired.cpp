@@ -161,11 +161,11 @@ Status validate_stop_rule(const StopRule& rule) {
     return fail("the confidence level must lie strictly between 0 and 1");
   if (!(rule.decided_band >= 0) || !std::isfinite(rule.decided_band))
     return fail("the decided band must be a finite number >= 0");
-  if (rule.decided_band > 0 && !(rule.decided_confidence >= rule.ci.confidence && rule.decided_confidence < 1))
+  // Both rules that look at the stricter interval need its level to be stricter.
+  if ((rule.decided_band > 0 || rule.behind_below) &&
+      !(rule.decided_confidence >= rule.ci.confidence && rule.decided_confidence < 1))
     return fail("the decided confidence must lie between the interval's level and 1");
   if (rule.behind_below && !std::isfinite(*rule.behind_below)) return fail("the race's threshold must be a finite log speedup");
-  if (rule.behind_below && !(rule.decided_confidence >= rule.ci.confidence && rule.decided_confidence < 1))
-    return fail("the decided confidence must lie between the interval's level and 1");
   return {};
 }
 

@@ -456,7 +456,8 @@ private:
 };
 
 // The sampled check of a job's timed calls (timing.h): a secret random sample of the
-// candidate's recorded calls (the rounds; warm-ups count for nothing) is run again on the same values; each must give the bytes it gave when timed
+// candidate's recorded calls (the rounds; warm-ups count for nothing) is run again on the same
+// values; each must give the bytes it gave when timed
 // and pass the golden. A call is proved without a re-run when its inputs and outputs equal a
 // checked call's (constant inputs repeat), or when its output is byte for byte the trusted
 // reference's on the same values (the reference timed against itself, or a kernel that computes
