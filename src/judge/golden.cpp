@@ -179,28 +179,49 @@ Expected<GoldenResult> GoldenRunner::outputs_uncached(const core::Case& c, const
   return compute(c, inputs, k, {}, true);
 }
 
-Expected<GoldenRunner::Pair> GoldenRunner::outputs_uncached_pair(const core::Case& c, const std::vector<core::HostTensor>& inputs,
-                                                                 bool low_precision) {
+Expected<std::vector<GoldenRunner::Pair>> GoldenRunner::outputs_uncached_pairs(
+    const core::Case& c, const std::vector<const std::vector<core::HostTensor>*>& sets, bool low_precision) {
   if (m_exe[0].empty()) return fail("GoldenRunner::prepare() was not called");
+  std::vector<Pair> out(sets.size());
+  if (sets.empty()) return out;
   util::TempDir tmp("temper-golden");
-  const fs::path in_file = tmp.path() / "inputs.bundle";
-  TEMPER_TRY(write_inputs(c, inputs, in_file));
-  Pair out;
-  const fs::path fp64_file = tmp.path() / "fp64.bundle";
-  TEMPER_TRY_ASSIGN(double seconds, run_golden(c, in_file, 0, fp64_file, {}));
-  TEMPER_TRY_ASSIGN(out.fp64, read_outputs(fp64_file));
-  out.fp64.seconds = seconds;
-  if (!low_precision) return out;
-  if (m_python) {
-    // One run of a golden.py writes both precisions (run_golden's "other" bundle).
-    TEMPER_TRY_ASSIGN(out.lowp, read_outputs(tmp.path() / "other.bundle"));
-    out.lowp->seconds = 0;
-    return out;
+  auto file = [&](size_t i, std::string_view what) { return tmp.path() / fmt::format("{}{}.bundle", what, i); };
+  for (size_t i = 0; i < sets.size(); ++i) TEMPER_TRY(write_inputs(c, *sets[i], file(i, "in")));
+  auto run = [&](int k, bool both) -> Expected<double> {
+    util::Command cmd;
+    if (m_python) {
+      cmd.argv = m_python->argv; // INPUT FP64_OUT LOWP_OUT per set: one run writes both
+    } else {
+      cmd.argv = {m_exe[k].string()}; // INPUT OUTPUT per set (include/temper/golden.h)
+    }
+    for (size_t i = 0; i < sets.size(); ++i) {
+      cmd.argv.push_back(file(i, "in").string());
+      cmd.argv.push_back(file(i, k == 0 ? "fp64" : "lowp").string());
+      if (both) cmd.argv.push_back(file(i, "lowp").string());
+    }
+    cmd.env_set.push_back(golden_malloc_tunables());
+    cmd.timeout = std::chrono::seconds(1800);
+    util::ProcessResult pr = m_python ? run_python(cmd) : m_runner.run(cmd);
+    if (!pr.ok()) {
+      return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
+    }
+    return pr.seconds;
+  };
+  const double share = 1.0 / static_cast<double>(sets.size());
+  TEMPER_TRY_ASSIGN(double seconds, run(0, m_python.has_value()));
+  for (size_t i = 0; i < sets.size(); ++i) {
+    TEMPER_TRY_ASSIGN(out[i].fp64, read_outputs(file(i, "fp64")));
+    out[i].fp64.seconds = seconds * share;
   }
-  const fs::path lowp_file = tmp.path() / "lowp.bundle";
-  TEMPER_TRY_ASSIGN(double lowp_seconds, run_golden(c, in_file, 1, lowp_file, {}));
-  TEMPER_TRY_ASSIGN(out.lowp, read_outputs(lowp_file));
-  out.lowp->seconds = lowp_seconds;
+  if (!low_precision) return out;
+  double lowp_seconds = 0;
+  if (!m_python) {
+    TEMPER_TRY_ASSIGN(lowp_seconds, run(1, false));
+  }
+  for (size_t i = 0; i < sets.size(); ++i) {
+    TEMPER_TRY_ASSIGN(out[i].lowp, read_outputs(file(i, "lowp")));
+    out[i].lowp->seconds = lowp_seconds * share;
+  }
   return out;
 }
 

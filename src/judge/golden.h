@@ -58,13 +58,18 @@ public:
   // timing job's sampled check), which would only churn the cache.
   Expected<GoldenResult> outputs_uncached(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                           GoldenPrecision precision);
-  // Both precisions on `inputs` (the low one only when `low_precision`), not cached, from one
-  // input bundle: what a sampled check needs for each checked call.
+  // Both precisions (the low one only when `low_precision`), not cached, for several input sets
+  // of one case: what a sampled check needs for its checked calls. One golden process per
+  // precision for all of them (a golden.py: one fork for both): a process start costs more than
+  // a small case's golden, and a sampled check asks for up to a hundred. Each pair's seconds are
+  // its share of the processes' time.
   struct Pair {
     GoldenResult fp64;
     std::optional<GoldenResult> lowp;
   };
-  Expected<Pair> outputs_uncached_pair(const core::Case& c, const std::vector<core::HostTensor>& inputs, bool low_precision);
+  Expected<std::vector<Pair>> outputs_uncached_pairs(const core::Case& c,
+                                                     const std::vector<const std::vector<core::HostTensor>*>& sets,
+                                                     bool low_precision);
 
   // Makes sure the golden outputs are in the cache without reading them back: a cache hit only
   // checks that the bundle exists (outputs() reads it when the check needs it, and recomputes

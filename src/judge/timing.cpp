@@ -524,12 +524,18 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   std::vector<GoldenOutput> output_names;
   for (const auto& o : layout.outputs) output_names.push_back(GoldenOutput{o.name, o.dtype, o.shape, {}});
   const bool low_precision = needs_low_precision(task, output_names);
-  const size_t batch_size = static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
+  // A batch's goldens run as one process per core (GoldenRunner::outputs_uncached_pairs): a
+  // process start costs more than a small case's golden. Its values are held until checked, so
+  // a batch is bounded by their bytes too (a large case's batch is a call per core).
+  const size_t cores = static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
+  constexpr size_t kBatchBytes = size_t{256} << 20;
   size_t next = 0;
   while (out.rechecks < out.check_target && next < order.size()) {
     // The next calls that need a re-run, up to a batch.
     std::vector<Sampled> batch;
-    while (next < order.size() && batch.size() < batch_size && out.rechecks + static_cast<int>(batch.size()) < out.check_target) {
+    size_t batch_bytes = 0;
+    while (next < order.size() && (batch.size() < cores || batch_bytes < kBatchBytes) &&
+           out.rechecks + static_cast<int>(batch.size()) < out.check_target) {
       const TimedCall& call = calls[order[next++]];
       if (auto it = reference_output.find(call.content); it != reference_output.end() && it->second == call.outputs_hash) {
         ++out.proved_by_reference;
@@ -548,15 +554,25 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         ++out.proved_by_identity;
         continue;
       }
+      for (const auto& t : sm.values.inputs) batch_bytes += t.spec.bytes();
       batch.push_back(std::move(sm));
     }
     if (batch.empty()) break;
     const double g0 = clock.now();
     {
+      // Consecutive slices, one per core.
+      const size_t slices = std::min(cores, batch.size());
       std::vector<std::thread> threads;
-      for (auto& sm : batch) {
-        threads.emplace_back([&c, &golden, &sm, low_precision] {
-          sm.golden = golden.outputs_uncached_pair(c, sm.values.inputs, low_precision);
+      for (size_t k = 0; k < slices; ++k) {
+        const size_t begin = batch.size() * k / slices, end = batch.size() * (k + 1) / slices;
+        threads.emplace_back([&c, &golden, &batch, begin, end, low_precision] {
+          std::vector<const std::vector<core::HostTensor>*> sets;
+          for (size_t i = begin; i < end; ++i) sets.push_back(&batch[i].values.inputs);
+          auto pairs = golden.outputs_uncached_pairs(c, sets, low_precision);
+          for (size_t i = begin; i < end; ++i) {
+            if (pairs) batch[i].golden = std::move((*pairs)[i - begin]);
+            else batch[i].golden = tl::unexpected(pairs.error());
+          }
         });
       }
       for (auto& t : threads) t.join();

@@ -1,0 +1,87 @@
+// A C++ golden run by the judge (judge/golden.h): the sampled check's goldens for many calls in
+// one process per precision, agreeing value for value with the golden run once per input set.
+#include "build/compile_cache.h"
+#include "core/inputs.h"
+#include "core/task_loader.h"
+#include "judge/golden.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace temper::judge::golden_runner_test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = TEMPER_SOURCE_DIR;
+
+// Counts the processes the golden runner starts.
+class CountingRunner final : public util::ProcessRunner {
+public:
+  util::ProcessResult run(const util::Command& cmd) override {
+    ++runs;
+    return util::default_process_runner().run(cmd);
+  }
+  int runs = 0;
+};
+
+const core::Case& smallest_case(const core::Task& task) {
+  auto size = [](const core::Case& c) {
+    int64_t n = 0;
+    for (const auto& s : c.input_shapes) n += core::numel(s);
+    return n;
+  };
+  return *std::min_element(task.cases.begin(), task.cases.end(),
+                           [&](const core::Case& a, const core::Case& b) { return size(a) < size(b); });
+}
+
+TEST(GoldenRunner, ManySetsRunInOneProcessPerPrecisionAndAgreeWithOneSetAtATime) {
+  auto task = core::load_task(kSource / "tasks" / "swi_glu");
+  ASSERT_TRUE(task) << task.error().message;
+  const core::Case& c = smallest_case(*task);
+  util::TempDir dir;
+  build::CompileCache cache{dir.path() / "compile", build::CompilerSpec{"g++", {"-O1"}}, util::default_process_runner()};
+  CountingRunner runner;
+  GoldenRunner golden(*task, cache, runner, dir.path() / "golden");
+  ASSERT_TRUE(golden.prepare());
+
+  std::vector<std::vector<core::HostTensor>> sets;
+  for (int t = 0; t < 3; ++t) sets.push_back(core::generate_inputs(task->op, c, 1234, t));
+  std::vector<const std::vector<core::HostTensor>*> views;
+  for (const auto& s : sets) views.push_back(&s);
+  runner.runs = 0;
+  auto pairs = golden.outputs_uncached_pairs(c, views, true);
+  ASSERT_TRUE(pairs) << pairs.error().message;
+  EXPECT_EQ(runner.runs, 2) << "one process for the fp64 golden of every set, one for the low-precision one";
+  ASSERT_EQ(pairs->size(), sets.size());
+
+  for (size_t k = 0; k < sets.size(); ++k) {
+    const auto& pair = (*pairs)[k];
+    ASSERT_TRUE(pair.lowp.has_value());
+    EXPECT_GE(pair.fp64.seconds, 0);
+    auto fp64 = golden.outputs(c, sets[k], GoldenPrecision::Fp64);
+    auto lowp = golden.outputs(c, sets[k], GoldenPrecision::LowPrecision);
+    ASSERT_TRUE(fp64 && lowp);
+    ASSERT_EQ(pair.fp64.outputs.size(), fp64->outputs.size());
+    for (size_t o = 0; o < fp64->outputs.size(); ++o) {
+      const auto& got = pair.fp64.outputs[o].values;
+      const auto& want = fp64->outputs[o].values;
+      ASSERT_EQ(got.size(), want.size());
+      // Bits, not ==: NaN outputs must match too.
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(double))) << "set " << k;
+      const auto& got_lp = pair.lowp->outputs[o].values;
+      const auto& want_lp = lowp->outputs[o].values;
+      ASSERT_EQ(got_lp.size(), want_lp.size());
+      EXPECT_EQ(0, std::memcmp(got_lp.data(), want_lp.data(), got_lp.size() * sizeof(double))) << "set " << k;
+    }
+  }
+  // Different values give different goldens: the sets were not mixed up.
+  EXPECT_NE((*pairs)[0].fp64.outputs[0].values, (*pairs)[1].fp64.outputs[0].values);
+}
+
+} // namespace
+} // namespace temper::judge::golden_runner_test
