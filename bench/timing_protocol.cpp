@@ -77,6 +77,8 @@ struct Options {
   std::string variant_idle_arm;    // the variant's MeasurementProtocol::idle_arm (frozen | running; empty: the main's)
   std::string decided;             // main protocol's MeasurementProtocol::stop_when_decided (on | off; empty: the judge's)
   std::string variant_decided;     // the variant's (empty: the main's)
+  std::string decided_min_time;    // main protocol's StopRule::decided_waits_for_min_time (on | off; empty: the judge's)
+  std::string variant_decided_min_time; // the variant's (empty: the main's)
   std::string cold_step;           // main protocol's MeasurementProtocol::cold_step (empty: the judge's, evict)
   std::string variant_cold_step;   // the variant's (empty: the main's)
   int common_aa = 100;      // common-protocol runs, A/A
@@ -381,6 +383,7 @@ int run(const Options& opt) {
   if (opt.lives >= 0) config.protocol.rule.target_lives = opt.lives;
   if (opt.life_warmup >= 0) config.protocol.rule.life_warmup_calls = opt.life_warmup;
   if (!opt.decided.empty()) config.protocol.stop_when_decided = opt.decided == "on";
+  if (!opt.decided_min_time.empty()) config.protocol.rule.decided_waits_for_min_time = opt.decided_min_time == "on";
   config.protocol.cold_step = opt.cold_step.empty() ? "evict" : opt.cold_step;
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
@@ -393,14 +396,20 @@ int run(const Options& opt) {
   if (!opt.variant_content.empty()) variant_config.protocol.content = opt.variant_content;
   if (!opt.variant_idle_arm.empty()) variant_config.protocol.idle_arm = opt.variant_idle_arm;
   if (!opt.variant_decided.empty()) variant_config.protocol.stop_when_decided = opt.variant_decided == "on";
+  if (!opt.variant_decided_min_time.empty())
+    variant_config.protocol.rule.decided_waits_for_min_time = opt.variant_decided_min_time == "on";
   if (!opt.variant_cold_step.empty()) variant_config.protocol.cold_step = opt.variant_cold_step;
+  auto decided_text = [](const judge::MeasurementProtocol& p) {
+    if (!p.stop_when_decided) return "off";
+    return p.rule.decided_waits_for_min_time ? "on (after the minimum time)" : "on";
+  };
   std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}, cold step {}; variant: "
                            "clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}, cold step {}, reference outputs {}\n",
                            config.protocol.clock, fmt::join(config.protocol.cpus, ","), config.protocol.rule.target_lives,
-                           config.protocol.rule.life_warmup_calls, config.protocol.stop_when_decided ? "on" : "off",
+                           config.protocol.rule.life_warmup_calls, decided_text(config.protocol),
                            config.protocol.cold_step, variant_config.protocol.clock, fmt::join(variant_config.protocol.cpus, ","),
                            variant_config.protocol.rule.target_lives, variant_config.protocol.rule.life_warmup_calls,
-                           variant_config.protocol.stop_when_decided ? "on" : "off", variant_config.protocol.cold_step,
+                           decided_text(variant_config.protocol), variant_config.protocol.cold_step,
                            variant_config.symmetric_arms ? "fingerprinted" : "unread");
 
   // Jobs: each kind round-robin over the cases, seeds from the case's pool; then one seeded
@@ -708,6 +717,11 @@ int main(int argc, char** argv) {
   app.add_option("--decided", opt.decided, "Paired: stop a job once its verdict is settled, on or off (default: the judge's, on)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--variant-decided", opt.variant_decided, "Variant: on or off (default: the main protocol's)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--decided-min-time", opt.decided_min_time,
+                 "Paired: the decided rule also waits for the minimum kernel time, on or off (default: the judge's, off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--variant-decided-min-time", opt.variant_decided_min_time, "Variant: on or off (default: the main protocol's)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--cold-step", opt.cold_step, "Paired: cold-cache step, evict or buffer (default: the judge's, evict)")
       ->check(CLI::IsMember({"evict", "buffer"}));

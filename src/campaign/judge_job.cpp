@@ -101,7 +101,8 @@ json node_facts() {
   return {{"hostname", util::host_info().hostname}, {"fingerprint", t.id()}, {"target_class", t.target_class()}};
 }
 
-Status run_judge_job(const fs::path& dir, util::ProcessRunner& runner, const std::string& temper_version) {
+Status run_judge_job(const fs::path& dir, util::ProcessRunner& runner, const std::string& temper_version,
+                     const std::function<bool()>& stopped) {
   TEMPER_TRY_ASSIGN(json doc, util::read_json(dir / "job.json"));
   const auto t0 = std::chrono::steady_clock::now();
   json result = {{"schema_version", kJudgeJobSchemaVersion}, {"kind", kJudgeJobResultKind}, {"node", node_facts()},
@@ -137,6 +138,7 @@ Status run_judge_job(const fs::path& dir, util::ProcessRunner& runner, const std
   }
   result["finished"] = judge::utc_now();
   result["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (stopped && stopped()) return fail("the job was told to stop while it ran: no result written");
   return util::write_file_atomic(dir / "result.json", result.dump(2) + "\n");
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,11 @@ nlohmann::json node_facts();
 // Runs the job in `dir` (job.json) here and writes dir/result.json atomically: {ok, report, note}
 // or {ok: false, error}, with node_facts(). Errors are only about the job directory itself (no
 // job.json, a result that cannot be written); a judge that could not run is a result.
-Status run_judge_job(const std::filesystem::path& dir, util::ProcessRunner& runner, const std::string& temper_version);
+// `stopped`, asked before the result is written: true when the job was told to stop (scancel, a
+// preemption) while it ran. Its workers may have been signalled too, so what it measured is no
+// result: none is written (an error instead), and the submitting side, seeing the job end
+// without one, submits it again.
+Status run_judge_job(const std::filesystem::path& dir, util::ProcessRunner& runner, const std::string& temper_version,
+                     const std::function<bool()>& stopped = {});
 
 } // namespace temper::campaign

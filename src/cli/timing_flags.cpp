@@ -111,7 +111,7 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
                "until the interval reaches --target or the cap")
       ->group(group);
   cmd->add_option("--min-samples", a.min_samples, "Samples per arm before stopping")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
-  cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before stopping")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before the interval's width may stop a job (a settled verdict does not wait for them)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--lives", a.lives, "Worker lives per arm per job: both workers are restarted on fresh memory every few rounds and the interval is taken over lives (0: one life)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--cache", a.cache_mode, "cold (flush before every sample) or warm")->capture_default_str()->group(group);

@@ -119,17 +119,23 @@ struct StopRule {
   // kernel's first call in a process can still pay its own first-touch costs (a scratch
   // allocation's page faults, cold code).
   int life_warmup_calls = 1;
-  // Stop once decided: at a check, when the interval at decided_confidence (same method, same
-  // minimums) lies wholly above decided_band or wholly below -decided_band (log units: the
+  // Stop once decided: at a check, when the interval at decided_confidence (same method, the same
+  // min_samples) lies wholly above decided_band or wholly below -decided_band (log units: the
   // verdict's noise band), the verdict is settled and further rounds would only narrow an
   // interval nobody needs narrower (a 25x speedup needs no +-0.5%). 0: off. The reported
   // estimate stays the usual one, with the interval it has.
   double decided_band = 0;
   double decided_confidence = 0.999;
+  // Whether the decided and behind rules also wait for min_time_s. They need not: min_time_s
+  // buys the width rule's +-0.5% on fast kernels, while a settled verdict's 99.9% interval over
+  // lives already pays for having few samples (its false-stop rate is per interval, whatever its
+  // width). On a 0.1 ms kernel the minimum time alone is 1000 rounds (max_samples), 18 s a job
+  // against PyTorch's runner. true: the old rule (bench/timing_protocol compares both).
+  bool decided_waits_for_min_time = false;
   // Racing (the probe tier): at a check, when the interval at decided_confidence lies wholly
   // below behind_below (log speedup), the candidate is clearly slower than a variant already
   // measured against the same reference, and more rounds would only rank it more precisely among
-  // the losers. Unset: off. Like "decided", it waits for the minimums and for 3 lives.
+  // the losers. Unset: off. Like "decided", it waits for min_samples and for 3 lives.
   std::optional<double> behind_below;
 };
 

@@ -57,6 +57,8 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"compiler", compiler},
           {"flags", flags}};
   if (content_maker != "host") j["content_maker"] = content_maker;
+  // Only the old rule is named, so protocols recorded before it (calibrations) still compare equal.
+  if (stop_when_decided && rule.decided_waits_for_min_time) j["decided_waits_for_min_time"] = true;
   return j;
 }
 
@@ -113,6 +115,20 @@ int input_set_count(const MeasurementProtocol& p, size_t bytes_per_set) {
 int check_sample_size(double fraction, double confidence) {
   if (!(fraction > 0 && fraction < 1) || !(confidence > 0 && confidence < 1)) return 0;
   return static_cast<int>(std::ceil(std::log(1 - confidence) / std::log(1 - fraction) - 1e-9));
+}
+
+int check_sample_size(double fraction, double confidence, int recorded, int unproven) {
+  const int unbounded = check_sample_size(fraction, confidence);
+  if (unbounded == 0 || recorded <= 0 || unproven <= 0) return 0;
+  unproven = std::min(unproven, recorded);
+  const int wrong = std::max(1, static_cast<int>(std::ceil(fraction * recorded - 1e-9)));
+  if (wrong > unproven) return 0;
+  double miss = 1;
+  for (int n = 1; n <= unproven; ++n) {
+    miss *= static_cast<double>(unproven - wrong - (n - 1)) / static_cast<double>(unproven - (n - 1));
+    if (miss <= 1 - confidence + 1e-12) return std::min(n, unbounded);
+  }
+  return std::min(unproven, unbounded);
 }
 
 double work_outside_allowance(double kernel_seconds_total) { return 2e-3 + 0.02 * std::max(kernel_seconds_total, 0.0); }
@@ -470,7 +486,6 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   const util::SteadyClock clock;
   const double t0 = clock.now();
   const std::vector<TimedCall>& calls = cand.calls();
-  out.check_target = check_sample_size(p.check_fraction, p.check_confidence);
   // The hash of an output that was never written (the poison), and how often each output hash
   // occurs: a failing output that another call on other values also gave is a remembered result.
   const auto& layout = cand.arena().layout();
@@ -503,6 +518,23 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   // The job seed is secret, so is the sample: the kernel cannot tell which calls are checked.
   std::mt19937_64 rng(core::derive_seed(job_seed, c.id, -2, -2));
   std::shuffle(order.begin(), order.end(), rng);
+  // How many calls the sample needs depends on how many are still unproven, so the proofs that
+  // cost no values are found first, for every recorded call (the reference's output; a proof
+  // found by generation key, an earlier job's on the same values). One found later by the
+  // values' hash only makes the sample larger than it had to be.
+  std::vector<size_t> unproven;
+  for (size_t i : order) {
+    const TimedCall& call = calls[i];
+    if (auto it = reference_output.find(call.content); it != reference_output.end() && it->second == call.outputs_hash)
+      ++out.proved_by_reference;
+    else if (checked.contains(content.case_key(), content.values_key(call.content), call.outputs_hash))
+      ++out.proved_by_identity;
+    else
+      unproven.push_back(i);
+  }
+  out.check_target = check_sample_size(p.check_fraction, p.check_confidence, static_cast<int>(order.size()),
+                                       static_cast<int>(unproven.size()));
+  order = std::move(unproven);
   auto differs = [&](std::string why, std::string_view reason = {}) {
     out.behaviour_differs = true;
     out.cheat_reason_code = std::string(reason);
@@ -537,14 +569,10 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
     while (next < order.size() && (batch.size() < cores || batch_bytes < kBatchBytes) &&
            out.rechecks + static_cast<int>(batch.size()) < out.check_target) {
       const TimedCall& call = calls[order[next++]];
-      if (auto it = reference_output.find(call.content); it != reference_output.end() && it->second == call.outputs_hash) {
-        ++out.proved_by_reference;
-        continue;
-      }
       Sampled sm;
       sm.call = &call;
-      // Proved already (a probe's earlier variant on the same values): no values to make.
       sm.values_key = content.values_key(call.content);
+      // Proved by a call checked since the first pass (constant inputs repeat).
       if (checked.contains(content.case_key(), sm.values_key, call.outputs_hash)) {
         ++out.proved_by_identity;
         continue;

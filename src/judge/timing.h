@@ -181,6 +181,14 @@ inline constexpr double kProbeCheckFraction = 0.20;
 // smallest n with (1 - fraction)^n <= 1 - confidence (90 for 5% and 99%), or every call when
 // there are fewer.
 int check_sample_size(double fraction, double confidence);
+// The same guarantee for a job of `recorded` calls of which `unproven` are not already proved
+// correct (byte for byte a checked output, or the reference's, on the same values): a kernel
+// wrong on at least ceil(fraction * recorded) calls is wrong on that many unproven ones, and a
+// sample of n drawn without replacement from the unproven misses them all with probability
+// C(unproven - wrong, n) / C(unproven, n). The smallest n that makes it <= 1 - confidence: 0
+// when the unproven calls are fewer than the wrong ones would be, at most the infinite-population
+// size above (a 100-round job needs 60, not 90).
+int check_sample_size(double fraction, double confidence, int recorded, int unproven);
 
 // The CPU time a worker's other threads may spend outside its calls before it counts as work:
 // 2 ms plus 2% of the arm's kernel time (scheduling, a runtime's housekeeping); the judge adds
@@ -207,10 +215,10 @@ struct CaseTiming {
   uint64_t seed = 0;                 // this job's seed (its id is reported, not the seed)
   std::string content;               // MeasurementProtocol::content of this job
   int rechecks = 0;                  // timed calls run again and compared with the golden
-  int check_target = 0;              // the sample size check_sample_size asked for
-  int proved_by_identity = 0;        // sampled calls whose inputs and outputs equal a checked call's
+  int check_target = 0;              // the sample size check_sample_size asked for, of the unproven calls
+  int proved_by_identity = 0;        // recorded calls whose inputs and outputs equal a checked call's
                                      // (of this job, or of an earlier one sharing TimingConfig::proved)
-  int proved_by_reference = 0;       // sampled calls whose output is the reference's on the same values
+  int proved_by_reference = 0;       // recorded calls whose output is the reference's on the same values
   double check_seconds = 0;          // the sampled check: re-runs and goldens
   double golden_seconds = 0;         // of which the goldens
   double content_seconds = 0;        // generating the calls' values (both arms share them)

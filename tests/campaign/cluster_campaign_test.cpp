@@ -174,6 +174,16 @@ TEST(ClusterCampaignTest, AJudgeJobIsFilesThatANodeRunsOnItsOwnCpus) {
   EXPECT_EQ(result["node"]["target_class"], kb::current_target().target_class());
   EXPECT_EQ(result["report"]["summary"]["passed"], 1) << result["report"].dump(2).substr(0, 2000);
   EXPECT_EQ(result["report"]["context"]["threads"], core::usable_cpus());
+
+  // Told to stop while it ran (scancel, a preemption): no result, so the job is submitted again
+  // rather than read with its workers' deaths in it.
+  const fs::path stopped = tmp.path() / "stopped";
+  fs::create_directories(stopped);
+  ASSERT_TRUE(util::write_file_atomic(stopped / "job.json", job.to_json().dump()));
+  auto st = run_judge_job(stopped, util::default_process_runner(), "test", [] { return true; });
+  ASSERT_FALSE(st.has_value());
+  EXPECT_NE(st.error().message.find("no result written"), std::string::npos) << st.error().message;
+  EXPECT_FALSE(fs::exists(stopped / "result.json"));
 }
 
 // Speedups are compared only between nodes of one class: a probe whose parts come back from

@@ -68,11 +68,18 @@ TEST(TimingE2E, TwiceTheWorkIsSlower) {
   const int calls = job["activity"]["candidate"]["timed_calls"].get<int>();
   const int recorded = job["candidate"]["n"].get<int>();
   EXPECT_GT(calls, recorded) << job.dump(2);
-  EXPECT_EQ(job["check"]["target"], 90);
+  // The sample is drawn from the calls not already proved, sized for them (at most 90).
   const auto& check = job["check"];
-  EXPECT_EQ(job["rechecks"].get<int>() + check["proved_by_identity"].get<int>() + check["proved_by_reference"].get<int>(),
-            std::min(recorded, 90))
-      << job.dump(2);
+  const int proved = check["proved_by_identity"].get<int>() + check["proved_by_reference"].get<int>();
+  const int target = check["target"].get<int>();
+  EXPECT_LE(target, std::min(90, recorded - proved)) << job.dump(2);
+  // Unproven calls enough to hide 5% of the calls in: some of them are sampled
+  // (CheckSampleSize.* in the unit tests has the exact sizes).
+  if (recorded - proved >= (recorded + 19) / 20) {
+    EXPECT_GT(target, 0) << job.dump(2);
+  }
+  EXPECT_EQ(job["rechecks"].get<int>(), target) << job.dump(2);
+  EXPECT_LE(job["rechecks"].get<int>() + proved, recorded) << job.dump(2);
   if (job["rechecks"].get<int>() > 0) {
     EXPECT_GT(check["golden_seconds"].get<double>(), 0);
   }

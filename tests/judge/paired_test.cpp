@@ -786,6 +786,45 @@ TEST(PairedDecided, NoDecidedStopWithoutADifferenceAndNoneAgainstTheTruth) {
   EXPECT_GE(slower_found, 50);
 }
 
+// A fast kernel (0.3 ms against 0.1 ms): the minimum time (0.5 s of kernel time) alone would
+// take 1000 rounds (max_samples); a settled verdict needs far fewer, and the old rule is kept
+// for the timing benchmark to compare.
+PairedResult fast_decided_run(double ratio, bool waits_for_min_time, uint64_t seed) {
+  FakeClock clock;
+  PlacementArm ref(clock, 0.3e-3, 0.05, 0.02, 7000 + 2 * seed);
+  PlacementArm cand(clock, 0.3e-3 / ratio, 0.05, 0.02, 7001 + 2 * seed);
+  StopRule rule;
+  rule.cap_s = 7.6;
+  rule.decided_band = std::log1p(0.01);
+  rule.decided_waits_for_min_time = waits_for_min_time;
+  return measure_paired(ref, cand, clock, rule, 900 + seed, 4);
+}
+
+TEST(PairedDecided, ASettledVerdictDoesNotWaitForTheMinimumTime) {
+  const PairedResult now = fast_decided_run(3, false, 1);
+  const PairedResult before = fast_decided_run(3, true, 1);
+  EXPECT_EQ(stop_reason_name(now.stop_reason), "decided");
+  EXPECT_EQ(paired_verdict(now, 0.01), Verdict::Faster);
+  EXPECT_EQ(paired_verdict(before, 0.01), Verdict::Faster);
+  EXPECT_LT(now.reference.kernel_seconds_total, 0.5) << "stopped before the minimum time";
+  EXPECT_GE(before.rounds, 1000) << "the old rule waits for the minimum time, here max_samples";
+  EXPECT_LT(now.rounds * 5, before.rounds);
+  EXPECT_GE(now.estimate.lives, 3);
+  // Without a difference nothing is decided early, and the width rule still waits for the time.
+  int decided_aa = 0, false_aa = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    const PairedResult aa = fast_decided_run(1.0, false, seed);
+    decided_aa += aa.stop_reason == StopReason::Decided;
+    const Verdict v = paired_verdict(aa, 0.01);
+    false_aa += v == Verdict::Faster || v == Verdict::Slower;
+    if (aa.stop_reason == StopReason::CiTarget) {
+      EXPECT_GE(aa.rounds, 1000) << "seed " << seed;
+    }
+  }
+  EXPECT_EQ(decided_aa, 0);
+  EXPECT_LE(false_aa, 1);
+}
+
 TEST(PairedDecided, TheRuleIsValidated) {
   StopRule r;
   r.decided_band = -0.1;

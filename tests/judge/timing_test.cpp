@@ -2,12 +2,48 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <sched.h>
 
 namespace timing_test {
 
 using namespace temper;
 using namespace temper::judge;
+
+// The sampled check's size: 90 calls catch a kernel wrong on 5% of them with 99% when there are
+// many; a job of fewer calls, or with calls already proved, needs fewer, drawn without
+// replacement from the unproven ones (hypergeometric), never more.
+TEST(CheckSampleSize, CatchesAFivePercentFractionWithNinetyNinePercentAndNoMoreCalls) {
+  EXPECT_EQ(check_sample_size(0.05, 0.99), 90);
+  EXPECT_EQ(check_sample_size(0.20, 0.99), 21);
+  EXPECT_EQ(check_sample_size(0.05, 0.99, 1000, 1000), 86);
+  EXPECT_EQ(check_sample_size(0.05, 0.99, 100, 100), 59);
+  EXPECT_EQ(check_sample_size(0.05, 0.99, 48, 48), 37);
+  EXPECT_EQ(check_sample_size(0.05, 0.99, 20, 20), 20) << "one wrong call in 20: every call";
+  EXPECT_EQ(check_sample_size(0.05, 0.99, 100, 50), 29) << "5 wrong calls among 50 unproven";
+  EXPECT_EQ(check_sample_size(0.05, 0.99, 100, 4), 0) << "5 wrong calls cannot hide among 4 unproven";
+  EXPECT_EQ(check_sample_size(0.05, 0.99, 100, 0), 0);
+  // The guarantee itself, by the hypergeometric probability of missing every wrong call.
+  for (int recorded : {8, 33, 60, 250, 1000}) {
+    for (int unproven : {recorded, recorded / 2, recorded / 5}) {
+      const int n = check_sample_size(0.05, 0.99, recorded, unproven);
+      const int wrong = static_cast<int>(std::ceil(0.05 * recorded - 1e-9));
+      if (wrong > unproven) {
+        EXPECT_EQ(n, 0);
+        continue;
+      }
+      auto miss = [&](int k) {
+        double m = 1;
+        for (int i = 0; i < k; ++i) m *= static_cast<double>(unproven - wrong - i) / (unproven - i);
+        return m;
+      };
+      EXPECT_LE(miss(n), 0.01) << recorded << " " << unproven;
+      EXPECT_GT(miss(n - 1), 0.01) << recorded << " " << unproven;
+      EXPECT_LE(n, 90);
+    }
+  }
+}
 
 TEST(TimingDefaults, OneThreadRunsOnOneAllowedCpu) {
   cpu_set_t set;
