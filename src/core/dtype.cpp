@@ -7,6 +7,11 @@
 #include <limits>
 #include <string>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace temper::core {
 
 std::optional<Dtype> parse_dtype(std::string_view n) {
@@ -90,7 +95,43 @@ float to_float_round_odd(double v) {
 }
 uint16_t double_to_f16(double v) { return temper_f32_to_f16(to_float_round_odd(v)); }
 uint16_t double_to_bf16(double v) { return temper_f32_to_bf16(to_float_round_odd(v)); }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx,f16c"))) void floats_to_f16_f16c(const float* in, uint16_t* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(in + i);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; i < n; ++i) out[i] = temper_f32_to_f16(in[i]);
+}
+// CPUID's F16C and AVX bits and the OS saving the YMM state (clang 14's __builtin_cpu_supports
+// knows no "f16c").
+bool have_f16c() {
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    if (!(c & bit_F16C) || !(c & bit_AVX) || !(c & bit_OSXSAVE)) return false;
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6u) == 6u;
+  }();
+  return yes;
+}
+#else
+bool have_f16c() { return false; }
+#endif
 } // namespace
+
+void floats_to_f16(const float* in, uint16_t* out, size_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (have_f16c()) {
+    floats_to_f16_f16c(in, out, n);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; ++i) out[i] = temper_f32_to_f16(in[i]);
+}
 
 double load_double(const void* data, Dtype d, size_t i) {
   switch (d) {

@@ -2,6 +2,8 @@
 // (seed, i), so blocks can be filled by any number of threads with the same result.
 #include "core/inputs.h"
 
+#include "core/dtype.h"
+
 #include "util/hash.h"
 
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <thread>
+
 
 namespace temper::core {
 
@@ -172,8 +175,9 @@ struct InfMixDraw {
   }
 };
 
-// Fills elements [begin, end) of `out` (element type T); `conv` turns a drawn double into a T.
-// The switch is outside the loops so each loop is a tight, inlinable body.
+// Fills elements [begin, end) of a tensor into `out`, which holds element `begin` (element type
+// T); `conv` turns a drawn double into a T. The switch is outside the loops so each loop is a
+// tight, inlinable body.
 template <typename T, typename Conv>
 void fill_typed(T* out, const Plan& p, uint64_t base, int64_t begin, int64_t end, Conv conv) {
   auto bits = [base](int64_t i) { return element_bits(base, static_cast<uint64_t>(i)); };
@@ -183,20 +187,20 @@ void fill_typed(T* out, const Plan& p, uint64_t base, int64_t begin, int64_t end
     const double lo = p.lo, hi = p.hi;
     for (int64_t i = begin; i < end; ++i) {
       double u = unit(bits(i));
-      out[i] = conv(lo * (1 - u) + hi * u); // no overflow for ranges as wide as the dtype
+      out[i - begin] = conv(lo * (1 - u) + hi * u); // no overflow for ranges as wide as the dtype
     }
     break;
   }
   case Plan::InfMix: {
     const InfMixDraw draw(p);
-    for (int64_t i = begin; i < end; ++i) out[i] = conv(draw(bits(i)));
+    for (int64_t i = begin; i < end; ++i) out[i - begin] = conv(draw(bits(i)));
     break;
   }
   case Plan::Integer: {
     for (int64_t i = begin; i < end; ++i) {
       // Multiply-shift maps 64 random bits onto [0, span) with negligible bias.
       auto off = static_cast<uint64_t>((static_cast<unsigned __int128>(bits(i)) * p.span) >> 64);
-      out[i] = conv(static_cast<double>(p.ilo + static_cast<int64_t>(off)));
+      out[i - begin] = conv(static_cast<double>(p.ilo + static_cast<int64_t>(off)));
     }
     break;
   }
@@ -205,7 +209,18 @@ void fill_typed(T* out, const Plan& p, uint64_t base, int64_t begin, int64_t end
 
 template <typename T, typename Conv>
 void fill_as(unsigned char* data, const Plan& p, uint64_t base, int64_t begin, int64_t end, Conv conv) {
-  fill_typed(reinterpret_cast<T*>(data), p, base, begin, end, conv);
+  fill_typed(reinterpret_cast<T*>(data) + begin, p, base, begin, end, conv);
+}
+
+// Half values through float (round to nearest even each step), a block of floats at a time.
+void fill_f16(uint16_t* out, const Plan& p, uint64_t base, int64_t begin, int64_t end) {
+  constexpr int64_t kBlock = 512;
+  float block[kBlock];
+  for (int64_t b = begin; b < end; b += kBlock) {
+    const int64_t e = std::min(end, b + kBlock);
+    fill_typed(block, p, base, b, e, [](double v) { return static_cast<float>(v); });
+    floats_to_f16(block, out + (b - begin), static_cast<size_t>(e - b));
+  }
 }
 
 // Integer plans draw integers already inside the dtype's range.
@@ -228,9 +243,7 @@ void fill_block(HostTensor& t, const Plan& p, uint64_t base, int64_t begin, int6
   switch (t.spec.dtype) {
   case Dtype::F32: fill_as<float>(data, p, base, begin, end, [](double v) { return static_cast<float>(v); }); return;
   case Dtype::F64: fill_as<double>(data, p, base, begin, end, [](double v) { return v; }); return;
-  case Dtype::F16:
-    fill_as<uint16_t>(data, p, base, begin, end, [](double v) { return temper_f32_to_f16(static_cast<float>(v)); });
-    return;
+  case Dtype::F16: fill_f16(reinterpret_cast<uint16_t*>(data) + begin, p, base, begin, end); return;
   case Dtype::BF16:
     fill_as<uint16_t>(data, p, base, begin, end, [](double v) { return temper_f32_to_bf16(static_cast<float>(v)); });
     return;
