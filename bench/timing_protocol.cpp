@@ -79,6 +79,8 @@ struct Options {
   std::string variant_decided;     // the variant's (empty: the main's)
   std::string decided_min_time;    // main protocol's StopRule::decided_waits_for_min_time (on | off; empty: the judge's)
   std::string variant_decided_min_time; // the variant's (empty: the main's)
+  int decided_min_samples = -1;         // main protocol's StopRule::decided_min_samples (-1: the judge's; 0: min_samples)
+  int variant_decided_min_samples = -1; // the variant's (-1: the main's)
   std::string cold_step;           // main protocol's MeasurementProtocol::cold_step (empty: the judge's, evict)
   std::string variant_cold_step;   // the variant's (empty: the main's)
   int common_aa = 100;      // common-protocol runs, A/A
@@ -384,6 +386,7 @@ int run(const Options& opt) {
   if (opt.life_warmup >= 0) config.protocol.rule.life_warmup_calls = opt.life_warmup;
   if (!opt.decided.empty()) config.protocol.stop_when_decided = opt.decided == "on";
   if (!opt.decided_min_time.empty()) config.protocol.rule.decided_waits_for_min_time = opt.decided_min_time == "on";
+  if (opt.decided_min_samples >= 0) config.protocol.rule.decided_min_samples = opt.decided_min_samples;
   config.protocol.cold_step = opt.cold_step.empty() ? "evict" : opt.cold_step;
   judge::TimingConfig overhead_config = config;
   overhead_config.protocol.rule.cap_s = opt.overhead_cap_s;
@@ -398,10 +401,13 @@ int run(const Options& opt) {
   if (!opt.variant_decided.empty()) variant_config.protocol.stop_when_decided = opt.variant_decided == "on";
   if (!opt.variant_decided_min_time.empty())
     variant_config.protocol.rule.decided_waits_for_min_time = opt.variant_decided_min_time == "on";
+  if (opt.variant_decided_min_samples >= 0) variant_config.protocol.rule.decided_min_samples = opt.variant_decided_min_samples;
   if (!opt.variant_cold_step.empty()) variant_config.protocol.cold_step = opt.variant_cold_step;
   auto decided_text = [](const judge::MeasurementProtocol& p) {
     if (!p.stop_when_decided) return "off";
-    return p.rule.decided_waits_for_min_time ? "on (after the minimum time)" : "on";
+    return p.rule.decided_waits_for_min_time ? "on (after the minimum time)"
+           : p.rule.decided_min_samples > 0  ? "on"
+                                             : "on (after min_samples)";
   };
   std::cerr << fmt::format("protocol: clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}, cold step {}; variant: "
                            "clock {}, cpus [{}], lives {}, life warm-up {}, decided stop {}, cold step {}, reference outputs {}\n",
@@ -723,6 +729,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--variant-decided-min-time", opt.variant_decided_min_time, "Variant: on or off (default: the main protocol's)")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--decided-min-samples", opt.decided_min_samples,
+                 "Paired: rounds before the decided rule may stop a job (default: the judge's, 6; 0: --min-samples)");
+  app.add_option("--variant-decided-min-samples", opt.variant_decided_min_samples, "Variant: the same (default: the main protocol's)");
   app.add_option("--cold-step", opt.cold_step, "Paired: cold-cache step, evict or buffer (default: the judge's, evict)")
       ->check(CLI::IsMember({"evict", "buffer"}));
   app.add_option("--variant-cold-step", opt.variant_cold_step, "Variant: evict or buffer (default: the main protocol's)")

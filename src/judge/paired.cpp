@@ -430,10 +430,12 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
 
     // The stop rule, at block boundaries so that order stays balanced.
     if (r.rounds % 2 != 0) continue;
-    if (r.rounds < rule.min_samples) continue;
+    const bool early_rules = rule.decided_band > 0 || rule.behind_below.has_value();
+    const int early_min = rule.decided_min_samples > 0 ? std::min(rule.decided_min_samples, rule.min_samples) : rule.min_samples;
+    if (r.rounds < (early_rules ? early_min : rule.min_samples)) continue;
+    const bool enough_samples = r.rounds >= rule.min_samples;
     const bool enough_time =
         std::max(kernel_total[0], kernel_total[1]) >= rule.min_time_s || r.rounds >= rule.max_samples;
-    const bool early_rules = rule.decided_band > 0 || rule.behind_below.has_value();
     if (!enough_time && (rule.decided_waits_for_min_time || !early_rules)) continue;
     if (last_check >= 0 && r.rounds - last_check < rule.check_every_rounds) continue;
     // The width rule waits for min_lives; the decided rule only for the 3 lives an interval
@@ -442,7 +444,7 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     const int lives_now = renewing ? usable_lives(log_ratios(r), lives_of(r.reference)) : 0;
     if (renewing && lives_now < kMinLivesForInterval) continue;
     last_check = r.rounds;
-    if (enough_time && (!renewing || lives_now >= std::max(rule.min_lives, kMinLivesForInterval))) {
+    if (enough_samples && enough_time && (!renewing || lives_now >= std::max(rule.min_lives, kMinLivesForInterval))) {
       const PairedEstimate e = estimate();
       if (e.ci_determined && e.half_width <= rule.target_half_width) {
         r.stop_reason = StopReason::CiTarget;

@@ -119,8 +119,8 @@ struct StopRule {
   // kernel's first call in a process can still pay its own first-touch costs (a scratch
   // allocation's page faults, cold code).
   int life_warmup_calls = 1;
-  // Stop once decided: at a check, when the interval at decided_confidence (same method, the same
-  // min_samples) lies wholly above decided_band or wholly below -decided_band (log units: the
+  // Stop once decided: at a check, when the interval at decided_confidence (same method; after
+  // decided_min_samples rounds) lies wholly above decided_band or wholly below -decided_band (log units: the
   // verdict's noise band), the verdict is settled and further rounds would only narrow an
   // interval nobody needs narrower (a 25x speedup needs no +-0.5%). 0: off. The reported
   // estimate stays the usual one, with the interval it has.
@@ -132,10 +132,16 @@ struct StopRule {
   // width). On a 0.1 ms kernel the minimum time alone is 1000 rounds (max_samples), 18 s a job
   // against PyTorch's runner. true: the old rule (bench/timing_protocol compares both).
   bool decided_waits_for_min_time = false;
+  // Rounds before the decided and behind rules may stop a job, when fewer than min_samples (they
+  // never wait longer than it): on a reference of 0.6 s a call the cap holds 8 rounds, so
+  // min_samples (10) sent every job there although a 50x speedup is settled after 6. Like
+  // min_time_s, min_samples buys the width rule its precision; the decided rule's interval over
+  // lives pays for few samples itself. 0: min_samples (the old rule; bench/timing_protocol).
+  int decided_min_samples = 6;
   // Racing (the probe tier): at a check, when the interval at decided_confidence lies wholly
   // below behind_below (log speedup), the candidate is clearly slower than a variant already
   // measured against the same reference, and more rounds would only rank it more precisely among
-  // the losers. Unset: off. Like "decided", it waits for min_samples and for 3 lives.
+  // the losers. Unset: off. Like "decided", it waits for decided_min_samples and for 3 lives.
   std::optional<double> behind_below;
 };
 

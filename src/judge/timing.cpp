@@ -59,6 +59,8 @@ nlohmann::json MeasurementProtocol::to_json() const {
   if (content_maker != "host") j["content_maker"] = content_maker;
   // Only the old rule is named, so protocols recorded before it (calibrations) still compare equal.
   if (stop_when_decided && rule.decided_waits_for_min_time) j["decided_waits_for_min_time"] = true;
+  if (stop_when_decided && rule.decided_min_samples != StopRule{}.decided_min_samples)
+    j["decided_min_samples"] = rule.decided_min_samples;
   return j;
 }
 

@@ -825,6 +825,35 @@ TEST(PairedDecided, ASettledVerdictDoesNotWaitForTheMinimumTime) {
   EXPECT_LE(false_aa, 1);
 }
 
+// A reference of 0.6 s a call against a kernel 50x faster, a 7.6 s cap: the cap holds 8 rounds,
+// under min_samples (10), so the old rule ran every such job to the cap; a settled verdict now
+// stops it after decided_min_samples (6) rounds. Without a difference it does not.
+PairedResult slow_decided_run(double ratio, int decided_min_samples, uint64_t seed) {
+  FakeClock clock;
+  PlacementArm ref(clock, 0.6, 0.05, 0.02, 8000 + 2 * seed);
+  PlacementArm cand(clock, 0.6 / ratio, 0.05, 0.02, 8001 + 2 * seed);
+  StopRule rule;
+  rule.cap_s = 7.6;
+  rule.decided_band = std::log1p(0.01);
+  rule.decided_min_samples = decided_min_samples;
+  return measure_paired(ref, cand, clock, rule, 1900 + seed, 4);
+}
+
+TEST(PairedDecided, ASettledVerdictOnSlowCallsDoesNotWaitForTenSamples) {
+  const PairedResult now = slow_decided_run(50, 6, 1);
+  const PairedResult before = slow_decided_run(50, 0, 1);
+  EXPECT_EQ(stop_reason_name(now.stop_reason), "decided");
+  EXPECT_EQ(stop_reason_name(before.stop_reason), "cap");
+  EXPECT_EQ(paired_verdict(now, 0.01), Verdict::Faster);
+  EXPECT_EQ(paired_verdict(before, 0.01), Verdict::Faster);
+  EXPECT_GE(now.rounds, 6);
+  EXPECT_LT(now.rounds, before.rounds);
+  EXPECT_LT(now.reference.spent_seconds, before.reference.spent_seconds);
+  int decided_aa = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) decided_aa += slow_decided_run(1.0, 6, seed).stop_reason == StopReason::Decided;
+  EXPECT_EQ(decided_aa, 0);
+}
+
 TEST(PairedDecided, TheRuleIsValidated) {
   StopRule r;
   r.decided_band = -0.1;
