@@ -786,18 +786,24 @@ TEST(PairedDecided, NoDecidedStopWithoutADifferenceAndNoneAgainstTheTruth) {
   EXPECT_GE(slower_found, 50);
 }
 
+// A decided-rule run on reference calls of `ref_s` seconds, the candidate `ratio` times faster,
+// 5% noise a call and 2% a life, a 7.6 s cap; `tweak` sets the rule's option under test.
+PairedResult decided_run_on(double ref_s, double ratio, uint64_t seed, const std::function<void(StopRule&)>& tweak) {
+  FakeClock clock;
+  PlacementArm ref(clock, ref_s, 0.05, 0.02, 7000 + 2 * seed);
+  PlacementArm cand(clock, ref_s / ratio, 0.05, 0.02, 7001 + 2 * seed);
+  StopRule rule;
+  rule.cap_s = 7.6;
+  rule.decided_band = std::log1p(0.01);
+  tweak(rule);
+  return measure_paired(ref, cand, clock, rule, 900 + seed, 4);
+}
+
 // A fast kernel (0.3 ms against 0.1 ms): the minimum time (0.5 s of kernel time) alone would
 // take 1000 rounds (max_samples); a settled verdict needs far fewer, and the old rule is kept
 // for the timing benchmark to compare.
 PairedResult fast_decided_run(double ratio, bool waits_for_min_time, uint64_t seed) {
-  FakeClock clock;
-  PlacementArm ref(clock, 0.3e-3, 0.05, 0.02, 7000 + 2 * seed);
-  PlacementArm cand(clock, 0.3e-3 / ratio, 0.05, 0.02, 7001 + 2 * seed);
-  StopRule rule;
-  rule.cap_s = 7.6;
-  rule.decided_band = std::log1p(0.01);
-  rule.decided_waits_for_min_time = waits_for_min_time;
-  return measure_paired(ref, cand, clock, rule, 900 + seed, 4);
+  return decided_run_on(0.3e-3, ratio, seed, [&](StopRule& r) { r.decided_waits_for_min_time = waits_for_min_time; });
 }
 
 TEST(PairedDecided, ASettledVerdictDoesNotWaitForTheMinimumTime) {
@@ -829,14 +835,7 @@ TEST(PairedDecided, ASettledVerdictDoesNotWaitForTheMinimumTime) {
 // under min_samples (10), so the old rule ran every such job to the cap; a settled verdict now
 // stops it after decided_min_samples (6) rounds. Without a difference it does not.
 PairedResult slow_decided_run(double ratio, int decided_min_samples, uint64_t seed) {
-  FakeClock clock;
-  PlacementArm ref(clock, 0.6, 0.05, 0.02, 8000 + 2 * seed);
-  PlacementArm cand(clock, 0.6 / ratio, 0.05, 0.02, 8001 + 2 * seed);
-  StopRule rule;
-  rule.cap_s = 7.6;
-  rule.decided_band = std::log1p(0.01);
-  rule.decided_min_samples = decided_min_samples;
-  return measure_paired(ref, cand, clock, rule, 1900 + seed, 4);
+  return decided_run_on(0.6, ratio, seed, [&](StopRule& r) { r.decided_min_samples = decided_min_samples; });
 }
 
 TEST(PairedDecided, ASettledVerdictOnSlowCallsDoesNotWaitForTenSamples) {
