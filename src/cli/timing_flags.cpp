@@ -110,7 +110,7 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
                "Keep a job measuring after its verdict is settled (a 99.9% interval clear of the noise band), "
                "until the interval reaches --target or the cap")
       ->group(group);
-  cmd->add_option("--min-samples", a.min_samples, "Samples per arm before stopping")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
+  cmd->add_option("--min-samples", a.min_samples, "Samples per arm before the interval's width may stop a job (a settled verdict needs 6)")->capture_default_str()->group(group)->check(CLI::PositiveNumber);
   cmd->add_option("--min-time", a.min_time_s, "Kernel seconds accumulated before the interval's width may stop a job (a settled verdict does not wait for them)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--lives", a.lives, "Worker lives per arm per job: both workers are restarted on fresh memory every few rounds and the interval is taken over lives (0: one life)")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
   cmd->add_option("--warmup", a.warmup_s, "Warm-up seconds per arm")->capture_default_str()->group(group)->check(CLI::NonNegativeNumber);
