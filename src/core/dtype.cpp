@@ -118,8 +118,6 @@ bool have_f16c() {
   }();
   return yes;
 }
-#else
-bool have_f16c() { return false; }
 #endif
 } // namespace
 

@@ -15,7 +15,6 @@
 #include <limits>
 #include <thread>
 
-
 namespace temper::core {
 
 namespace {

@@ -199,13 +199,7 @@ Expected<std::vector<GoldenRunner::Pair>> GoldenRunner::outputs_uncached_pairs(
       cmd.argv.push_back(file(i, k == 0 ? "fp64" : "lowp").string());
       if (both) cmd.argv.push_back(file(i, "lowp").string());
     }
-    cmd.env_set.push_back(golden_malloc_tunables());
-    cmd.timeout = std::chrono::seconds(1800);
-    util::ProcessResult pr = m_python ? run_python(cmd) : m_runner.run(cmd);
-    if (!pr.ok()) {
-      return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
-    }
-    return pr.seconds;
+    return run_command(c, std::move(cmd));
   };
   const double share = 1.0 / static_cast<double>(sets.size());
   TEMPER_TRY_ASSIGN(double seconds, run(0, m_python.has_value()));
@@ -333,18 +327,13 @@ Expected<std::vector<GoldenResult>> GoldenRunner::ensure_sets(
     misses.back().second[1] = cached[1];
   }
   if (misses.empty()) return out;
-  cmd.env_set.push_back(golden_malloc_tunables());
-  cmd.timeout = std::chrono::seconds(1800);
-  util::ProcessResult pr = run_python(cmd);
-  if (!pr.ok()) {
-    return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
-  }
+  TEMPER_TRY_ASSIGN(const double seconds, run_command(c, std::move(cmd)));
   for (const auto& [k, cached] : misses) {
     TEMPER_TRY(util::make_dirs(cached[0].parent_path()));
     TEMPER_TRY(util::make_dirs(cached[1].parent_path()));
     publish(tmp.path() / fmt::format("out{}.fp64", k), cached[0]);
     publish(tmp.path() / fmt::format("out{}.lowp", k), cached[1]);
-    out[static_cast<size_t>(k)].seconds = pr.seconds / static_cast<double>(misses.size()); // one process, shared
+    out[static_cast<size_t>(k)].seconds = seconds / static_cast<double>(misses.size()); // one process, shared
   }
   util::prune_cache(m_cache_dir, golden_cache_limit(m_cache_dir), misses.back().second[0]);
   return out;
@@ -363,14 +352,19 @@ Expected<double> GoldenRunner::run_golden(const core::Case& c, const fs::path& i
   } else {
     cmd.argv = {m_exe[k].string(), in_file.string(), out_file.string()};
   }
+  TEMPER_TRY_ASSIGN(const double seconds, run_command(c, std::move(cmd)));
+  if (m_python && !other_cached.empty()) {
+    if (util::make_dirs(other_cached.parent_path())) publish(other_file, other_cached);
+  }
+  return seconds;
+}
+
+Expected<double> GoldenRunner::run_command(const core::Case& c, util::Command cmd) {
   cmd.env_set.push_back(golden_malloc_tunables());
   cmd.timeout = std::chrono::seconds(1800);
   util::ProcessResult pr = m_python ? run_python(cmd) : m_runner.run(cmd);
   if (!pr.ok()) {
     return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);
-  }
-  if (m_python && !other_cached.empty()) {
-    if (util::make_dirs(other_cached.parent_path())) publish(other_file, other_cached);
   }
   return pr.seconds;
 }

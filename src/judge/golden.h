@@ -104,6 +104,9 @@ private:
   // this GoldenRunner (a timing job's sampled check runs a golden per checked call), else run
   // as a process of its own.
   util::ProcessResult run_python(const util::Command& cmd);
+  // Runs a golden command (golden.py's through run_python) with the golden's allocator settings
+  // and time limit: its seconds, or the golden's failure with its output.
+  Expected<double> run_command(const core::Case& c, util::Command cmd);
 
   const core::Task& m_task;
   build::CompileCache& m_cache;

@@ -241,6 +241,13 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   ci.seed = seed ^ 0x9e3779b97f4a7c15ULL; // the bootstrap's stream, apart from the order's
   const double t0 = clock.now();
 
+  // The decided and behind rules may look before the width rule's minimums (StopRule).
+  const bool early_rules = rule.decided_band > 0 || rule.behind_below.has_value();
+  const int first_check = !early_rules ? rule.min_samples
+                          : rule.decided_min_samples > 0 ? std::min(rule.decided_min_samples, rule.min_samples)
+                                                         : rule.min_samples;
+  const bool early_without_time = early_rules && !rule.decided_waits_for_min_time;
+
   int life = 0;
   auto estimate_at = [&](const CiOptions& options) {
     if (life == 0) return estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), options);
@@ -430,13 +437,11 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
 
     // The stop rule, at block boundaries so that order stays balanced.
     if (r.rounds % 2 != 0) continue;
-    const bool early_rules = rule.decided_band > 0 || rule.behind_below.has_value();
-    const int early_min = rule.decided_min_samples > 0 ? std::min(rule.decided_min_samples, rule.min_samples) : rule.min_samples;
-    if (r.rounds < (early_rules ? early_min : rule.min_samples)) continue;
+    if (r.rounds < first_check) continue;
     const bool enough_samples = r.rounds >= rule.min_samples;
     const bool enough_time =
         std::max(kernel_total[0], kernel_total[1]) >= rule.min_time_s || r.rounds >= rule.max_samples;
-    if (!enough_time && (rule.decided_waits_for_min_time || !early_rules)) continue;
+    if (!enough_time && !early_without_time) continue;
     if (last_check >= 0 && r.rounds - last_check < rule.check_every_rounds) continue;
     // The width rule waits for min_lives; the decided rule only for the 3 lives an interval
     // needs, since its stricter interval already pays for having few (Student's t at 2 degrees
