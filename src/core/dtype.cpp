@@ -147,6 +147,29 @@ double load_double(const void* data, Dtype d, size_t i) {
   return 0;
 }
 
+namespace {
+template <typename T, typename Widen>
+void widen_all(const void* data, size_t n, double* out, Widen widen) {
+  for (size_t i = 0; i < n; ++i) out[i] = widen(load_as<T>(data, i));
+}
+} // namespace
+
+void widen_to_double(const void* data, Dtype d, size_t n, double* out) {
+  auto plain = [](auto v) { return static_cast<double>(v); };
+  switch (d) {
+  case Dtype::F32: return widen_all<float>(data, n, out, plain);
+  case Dtype::F64: return widen_all<double>(data, n, out, plain);
+  case Dtype::F16: return widen_all<uint16_t>(data, n, out, [](uint16_t v) { return double(temper_f16_to_f32(v)); });
+  case Dtype::BF16: return widen_all<uint16_t>(data, n, out, [](uint16_t v) { return double(temper_bf16_to_f32(v)); });
+  case Dtype::I8: return widen_all<int8_t>(data, n, out, plain);
+  case Dtype::I16: return widen_all<int16_t>(data, n, out, plain);
+  case Dtype::I32: return widen_all<int32_t>(data, n, out, plain);
+  case Dtype::I64: return widen_all<int64_t>(data, n, out, plain);
+  case Dtype::U8:
+  case Dtype::Bool: return widen_all<uint8_t>(data, n, out, plain);
+  }
+}
+
 void store_double(void* data, Dtype d, size_t i, double v) {
   switch (d) {
   case Dtype::F32: store_as<float>(data, i, static_cast<float>(v)); return;

@@ -34,6 +34,10 @@ bool is_floating(Dtype d);
 // Element i of a dense buffer of dtype d, widened to double (exact for every supported dtype
 // except int64 beyond 2^53).
 double load_double(const void* data, Dtype d, size_t i);
+// Elements [0, n) of a dense buffer of dtype d widened into out, each bit for bit
+// load_double(data, d, i): the dtype resolved once, not per element (a large case's output is
+// 10^8 elements).
+void widen_to_double(const void* data, Dtype d, size_t n, double* out);
 
 // Stores v into element i, rounding to nearest even for fp16/bf16/fp32 (inf and NaN kept) and
 // rounding then saturating for integers (NaN stores 0).

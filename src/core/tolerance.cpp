@@ -350,6 +350,7 @@ void compare_cann(const ToleranceSpec& spec, const OutputView& out, int64_t n, C
   // Stage 2: classify every valid position into the small-value, cancellation or normal region and
   // compare the candidate's error count in each with the same-precision reference's.
   c.details["stage"] = "regions";
+  c.wants_lowp = out.lowp == nullptr;
   auto region_parts = over_blocks<CannRegions>(n, [&](int64_t begin, int64_t end, CannRegions& p) {
     for (int64_t i = begin; i < end; ++i) {
       CannElem e = cann_prepare(out.dtype, max_finite, out.got[i], out.golden[i]);

@@ -33,6 +33,10 @@ struct Comparison {
   int64_t mismatches = 0;  // elements the standard counts as failing
   std::vector<Mismatch> first; // up to 8 first failing positions, row-major order
   nlohmann::json details = nlohmann::json::object(); // standard-specific figures
+  // The verdict needed the same-precision run and none was given (cann-bench's second stage):
+  // a caller that can compute it compares again with it. An output that passes the first stage
+  // never needs it, so callers compute it only then.
+  bool wants_lowp = false;
 };
 
 // What the comparison sees of one output.

@@ -34,6 +34,12 @@ bool needs_low_precision(const core::Task& task, const std::vector<GoldenOutput>
   return false;
 }
 
+bool always_needs_low_precision(const core::Task& task, const std::vector<GoldenOutput>& outputs) {
+  for (const auto& o : outputs)
+    if (task.tolerance_for(o.name).standard == "flashattention") return true;
+  return false;
+}
+
 nlohmann::json job_context(const JobFacts& f) {
   const core::Task& task = *f.task;
   return {

@@ -25,6 +25,9 @@ int job_count(int requested); // requested, or one per core when <= 0
 
 // Whether any output's standard compares against the same-precision (low-precision) golden.
 bool needs_low_precision(const core::Task& task, const std::vector<GoldenOutput>& outputs);
+// Whether every comparison of these outputs needs it (flashattention); cann-bench needs it only
+// for an output that fails its first stage (core::Comparison::wants_lowp), so it is computed then.
+bool always_needs_low_precision(const core::Task& task, const std::vector<GoldenOutput>& outputs);
 
 // What a report's `context` block says about the job that made it.
 struct JobFacts {

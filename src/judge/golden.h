@@ -25,11 +25,37 @@ class Forkserver;
 
 namespace temper::judge {
 
+// A golden output's values, read-only: a view of the golden's output file mapped from the page
+// cache (a large case's golden is hundreds of MB, and reading it into fresh memory costs more
+// than computing it), or values held in memory.
+class GoldenValues {
+public:
+  GoldenValues() = default;
+  explicit GoldenValues(std::vector<double> values);
+  // `count` doubles at `data`, kept valid by `owner`.
+  GoldenValues(std::shared_ptr<const void> owner, const double* data, size_t count)
+      : m_owner(std::move(owner)), m_data(data), m_size(count) {}
+
+  const double* data() const { return m_data; }
+  size_t size() const { return m_size; }
+  bool empty() const { return m_size == 0; }
+  const double* begin() const { return m_data; }
+  const double* end() const { return m_data + m_size; }
+  const double& operator[](size_t i) const { return m_data[i]; }
+  // Bit for bit (a NaN equals the same NaN).
+  friend bool operator==(const GoldenValues& a, const GoldenValues& b);
+
+private:
+  std::shared_ptr<const void> m_owner;
+  const double* m_data = nullptr;
+  size_t m_size = 0;
+};
+
 struct GoldenOutput {
   std::string name;
   core::Dtype dtype = core::Dtype::F32; // the dtype the candidate must produce
   core::Shape shape;
-  std::vector<double> values;           // fp64 (or low-precision values widened)
+  GoldenValues values;                  // fp64 (or low-precision values widened)
 };
 
 struct GoldenResult {

@@ -334,7 +334,9 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     output_names.emplace_back();
     output_names.back().name = o.name;
   }
-  const bool low_precision = needs_low_precision(task, output_names);
+  // The same-precision run only where every comparison needs it; else a check computes it for
+  // the output that asks (core::Comparison::wants_lowp).
+  const bool low_precision = always_needs_low_precision(task, output_names);
   std::mutex err_mu;
   std::optional<Error> first_error;
   std::atomic<int> goldens_done{0};

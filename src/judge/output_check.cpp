@@ -84,4 +84,8 @@ std::vector<OutputCheck> check_outputs(const core::Task& task, const core::Case&
   return out;
 }
 
+bool wants_low_precision(const std::vector<OutputCheck>& checks) {
+  return std::any_of(checks.begin(), checks.end(), [](const OutputCheck& c) { return c.cmp.wants_lowp; });
+}
+
 } // namespace temper::judge

@@ -24,4 +24,7 @@ struct OutputCheck {
 std::vector<OutputCheck> check_outputs(const core::Task& task, const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                        const GoldenResult& gold, const GoldenResult* lowp, const std::vector<std::vector<double>>& got);
 
+// Whether a comparison asked for the same-precision run it was not given: compare again with it.
+bool wants_low_precision(const std::vector<OutputCheck>& checks);
+
 } // namespace temper::judge

@@ -332,7 +332,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
     for (int t = 0; t < trials; ++t) {
       auto inputs = core::generate_inputs(task.op, *c, job_seed, t);
       TEMPER_TRY_ASSIGN(GoldenResult g, golden.outputs(*c, inputs, GoldenPrecision::Fp64));
-      if (needs_low_precision(task, g.outputs)) TEMPER_TRY(golden.outputs(*c, inputs, GoldenPrecision::LowPrecision));
+      if (always_needs_low_precision(task, g.outputs)) TEMPER_TRY(golden.outputs(*c, inputs, GoldenPrecision::LowPrecision));
     }
   }
 

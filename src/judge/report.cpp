@@ -86,6 +86,8 @@ nlohmann::json arm_json(const ArmResult& a, bool with_host_wall) {
           {"warmup_calls", a.warmup_calls},
           {"spent_seconds", a.spent_seconds},
           {"wall_seconds", a.wall_seconds},
+          {"renewals", a.renewals},
+          {"renew_seconds", a.renew_seconds},
           {"flags", {{"invalid_time", a.invalid_time}, {"exceeds_round_trip", a.exceeds_round_trip}, {"unexplained_gap", a.unexplained_gap}}},
           {"samples", kernel}};
   if (with_host_wall) {

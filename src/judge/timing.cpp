@@ -255,9 +255,19 @@ public:
     } else {
       v = copy_of_values(m_fresh ? content : content % m_pool_sets);
     }
-    v.hash = 0;
-    for (const auto& t : v.inputs) v.hash = util::hash64(t.buffer.data(), t.spec.bytes(), v.hash);
+    set_hash(v);
     return v;
+  }
+  // copy_of into `v`, refilling its buffers in place when it held values of this case (a large
+  // case's are hundreds of MB: fresh pages cost more than the values).
+  void copy_into(int content, CallValues& v) {
+    if (m_on_device || v.inputs.empty()) {
+      v = copy_of(content);
+      return;
+    }
+    const ScopedAffinity wide(m_cpus);
+    core::regenerate_inputs(v.inputs, m_case, m_seed, m_fresh ? content : content % m_pool_sets);
+    set_hash(v);
   }
   // Which values call `content` computes on, without making them: equal keys, equal values
   // (generation is a function of the job's content seed and the values' index; on the device,
@@ -276,6 +286,10 @@ public:
   double seconds() const { return m_seconds; }
 
 private:
+  static void set_hash(CallValues& v) {
+    v.hash = 0;
+    for (const auto& t : v.inputs) v.hash = util::hash64(t.buffer.data(), t.spec.bytes(), v.hash);
+  }
   CallValues copy_of_values(int values) {
     CallValues v;
     v.inputs = core::generate_inputs(m_op, m_case, m_seed, values);
@@ -557,13 +571,21 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   // Which precisions the comparison needs depends on the outputs' standards only.
   std::vector<GoldenOutput> output_names;
   for (const auto& o : layout.outputs) output_names.push_back(GoldenOutput{o.name, o.dtype, o.shape, {}});
-  const bool low_precision = needs_low_precision(task, output_names);
+  // The same-precision run where every comparison needs it; else only for an output that asks
+  // (core::Comparison::wants_lowp: a passing kernel's outputs never do).
+  const bool low_precision = always_needs_low_precision(task, output_names);
+  const bool lowp_on_demand = !low_precision && needs_low_precision(task, output_names);
   // A batch's goldens run as one process per core (GoldenRunner::outputs_uncached_pairs): a
   // process start costs more than a small case's golden. Its values are held until checked, so
   // a batch is bounded by their bytes too (a large case's batch is a call per core).
   const size_t cores = static_cast<size_t>(std::max(1u, std::thread::hardware_concurrency()));
   constexpr size_t kBatchBytes = size_t{256} << 20;
   size_t next = 0;
+  // A checked call's outputs as it gave them, and widened: one set of buffers for the whole
+  // check (a large case's are hundreds of MB, and fresh pages cost more than the copy).
+  std::vector<std::vector<unsigned char>> snap;
+  std::vector<std::vector<double>> vals;
+  std::vector<CallValues> spare; // a checked batch's values, refilled for the next batch
   while (out.rechecks < out.check_target && next < order.size()) {
     // The next calls that need a re-run, up to a batch.
     std::vector<Sampled> batch;
@@ -579,9 +601,14 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         ++out.proved_by_identity;
         continue;
       }
-      sm.values = content.copy_of(call.content);
+      if (!spare.empty()) {
+        sm.values = std::move(spare.back());
+        spare.pop_back();
+      }
+      content.copy_into(call.content, sm.values);
       if (checked.contains(content.case_key(), sm.values.hash, call.outputs_hash)) {
         ++out.proved_by_identity;
+        spare.push_back(std::move(sm.values));
         continue;
       }
       for (const auto& t : sm.values.inputs) batch_bytes += t.spec.bytes();
@@ -615,9 +642,8 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       backend::CallResult r = cand.rerun(sm.values, call);
       if (!r.ok()) return differs(fmt::format("a timed call's values, run again untimed, fail: {}", r.message));
       backend::SharedArena& arena = cand.arena();
-      std::vector<std::vector<unsigned char>> snap;
-      for (size_t k = 0; k < layout.outputs.size(); ++k)
-        snap.emplace_back(arena.output(k), arena.output(k) + layout.outputs[k].bytes());
+      snap.resize(layout.outputs.size());
+      for (size_t k = 0; k < layout.outputs.size(); ++k) snap[k].assign(arena.output(k), arena.output(k) + layout.outputs[k].bytes());
       std::vector<std::pair<const unsigned char*, size_t>> snap_buffers;
       for (const auto& b : snap) snap_buffers.emplace_back(b.data(), b.size());
       const uint64_t got = cand.hash_of(snap_buffers);
@@ -649,14 +675,23 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       }
       const GoldenResult& g = sm.golden->fp64;
       std::string why;
-      std::vector<std::vector<double>> vals(g.outputs.size());
+      vals.resize(g.outputs.size());
       for (size_t k = 0; k < g.outputs.size(); ++k) {
         const auto& spec = layout.outputs[k];
         vals[k].resize(static_cast<size_t>(spec.numel()));
-        for (size_t i = 0; i < vals[k].size(); ++i) vals[k][i] = core::load_double(snap[k].data(), spec.dtype, i);
+        core::widen_to_double(snap[k].data(), spec.dtype, vals[k].size(), vals[k].data());
       }
       const GoldenResult* lowp = sm.golden->lowp ? &*sm.golden->lowp : nullptr;
-      for (const OutputCheck& check : check_outputs(task, c, sm.values.inputs, g, lowp, vals)) {
+      std::vector<OutputCheck> checks = check_outputs(task, c, sm.values.inputs, g, lowp, vals);
+      if (!lowp && lowp_on_demand && wants_low_precision(checks)) {
+        const double l0 = clock.now();
+        auto computed = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::LowPrecision);
+        out.golden_seconds += clock.now() - l0;
+        if (!computed) return tl::unexpected(computed.error());
+        sm.golden->lowp = std::move(*computed);
+        checks = check_outputs(task, c, sm.values.inputs, g, &*sm.golden->lowp, vals);
+      }
+      for (const OutputCheck& check : checks) {
         if (!check.cmp.passed && why.empty()) why = fmt::format("a timed call's output '{}' fails the golden check: {}", check.name, check.cmp.reason);
       }
       if (why.empty()) {
@@ -674,6 +709,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
                        kStaleOutput);
       return differs(why);
     }
+    for (auto& sm : batch) spare.push_back(std::move(sm.values));
   }
   out.check_seconds = clock.now() - t0;
   return {};

@@ -207,6 +207,30 @@ TEST(Half, BulkF32ToF16IsTheScalarConversionBitForBit) {
   EXPECT_EQ(wrong, 0u) << "of " << in.size();
 }
 
+TEST(WidenToDouble, EveryDtypeIsLoadDoubleBitForBit) {
+  // Every 16-bit pattern (NaN payloads included) and random bytes for the other dtypes.
+  std::mt19937_64 rng(7);
+  for (Dtype d : {Dtype::F16, Dtype::BF16, Dtype::F32, Dtype::F64, Dtype::I8, Dtype::I16, Dtype::I32, Dtype::I64, Dtype::U8,
+                  Dtype::Bool}) {
+    const size_t n = dtype_size(d) == 2 ? 65536 : 10007;
+    std::vector<unsigned char> bytes(n * dtype_size(d));
+    if (dtype_size(d) == 2) {
+      for (size_t i = 0; i < n; ++i) {
+        const auto v = static_cast<uint16_t>(i);
+        std::memcpy(bytes.data() + 2 * i, &v, 2);
+      }
+    } else {
+      for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+    }
+    std::vector<double> out(n);
+    widen_to_double(bytes.data(), d, n, out.data());
+    for (size_t i = 0; i < n; ++i) {
+      const double want = load_double(bytes.data(), d, i);
+      ASSERT_EQ(0, std::memcmp(&out[i], &want, sizeof want)) << dtype_name(d) << " element " << i;
+    }
+  }
+}
+
 TEST(StoreDouble, NoDoubleRoundingToHalfFormats) {
   // Through float these would hit an exact tie and round to even; the correct result rounds up.
   EXPECT_EQ(store16(Dtype::F16, 1.0 + 0x1p-11 + 0x1p-40), 0x3c01);

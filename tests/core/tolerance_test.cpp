@@ -109,6 +109,27 @@ TEST(CannBench, MareFailureIsForgivenWhenTheSamePrecisionReferenceAlsoFails) {
   EXPECT_FALSE(run(kCann, c).passed);
 }
 
+TEST(CannBench, TheSamePrecisionRunIsWantedOnlyPastTheFirstStage) {
+  // A passing output never reads the same-precision run; one that reaches the regions stage
+  // without it says so, and the caller's second comparison with it gives the verdict.
+  const double t = 0x1p-13;
+  Case c = uniform(Dtype::F32, 100, 1.0);
+  Comparison clean = run(kCann, c);
+  EXPECT_TRUE(clean.passed);
+  EXPECT_FALSE(clean.wants_lowp);
+
+  for (int i : {10, 11, 12, 13}) c.got[static_cast<size_t>(i)] = 1.0 + 12 * t;
+  Comparison without = run(kCann, c);
+  EXPECT_EQ(without.details["stage"], "regions");
+  EXPECT_TRUE(without.wants_lowp);
+  EXPECT_FALSE(without.passed);
+  c.lowp = c.golden;
+  (*c.lowp)[0] = (*c.lowp)[1] = 1.0 + 12 * t;
+  Comparison with = run(kCann, c);
+  EXPECT_FALSE(with.wants_lowp);
+  EXPECT_TRUE(with.passed) << with.reason;
+}
+
 TEST(CannBench, MereMustStayBelowT) {
   // All elements at exactly T relative error (rel = T/(1+1e-7) < T): passes.
   const double t = 0x1p-10;

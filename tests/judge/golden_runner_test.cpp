@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace temper::judge::golden_runner_test {
@@ -29,14 +30,31 @@ public:
   int runs = 0;
 };
 
+// The smallest case whose inputs are drawn from a finite range: the sets' goldens must differ
+// (an all-NaN or all-zero case gives every set the same outputs).
 const core::Case& smallest_case(const core::Task& task) {
   auto size = [](const core::Case& c) {
     int64_t n = 0;
     for (const auto& s : c.input_shapes) n += core::numel(s);
     return n;
   };
-  return *std::min_element(task.cases.begin(), task.cases.end(),
-                           [&](const core::Case& a, const core::Case& b) { return size(a) < size(b); });
+  auto drawn = [](const core::Case& c) {
+    return std::all_of(c.ranges.begin(), c.ranges.end(),
+                       [](const core::ValueRange& r) { return std::isfinite(r.lo) && std::isfinite(r.hi) && r.lo < r.hi; });
+  };
+  const core::Case* best = nullptr;
+  for (const auto& c : task.cases)
+    if (drawn(c) && (!best || size(c) < size(*best))) best = &c;
+  return best ? *best : task.cases.front();
+}
+
+TEST(GoldenValues, EqualMeansTheSameBitsNaNsIncluded) {
+  const double nan = std::nan("");
+  EXPECT_EQ(GoldenValues(std::vector<double>{nan, 1.0}), GoldenValues(std::vector<double>{nan, 1.0}));
+  EXPECT_NE(GoldenValues(std::vector<double>{nan, 1.0}), GoldenValues(std::vector<double>{nan, 2.0}));
+  EXPECT_NE(GoldenValues(std::vector<double>{0.0}), GoldenValues(std::vector<double>{-0.0}));
+  EXPECT_NE(GoldenValues(std::vector<double>{1.0}), GoldenValues(std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(GoldenValues(), GoldenValues(std::vector<double>{}));
 }
 
 TEST(GoldenRunner, ManySetsRunInOneProcessPerPrecisionAndAgreeWithOneSetAtATime) {

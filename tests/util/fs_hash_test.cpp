@@ -1,5 +1,6 @@
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/mapped_file.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,27 @@ TEST(Fs, AtomicWriteThenRead) {
   int n = 0;
   for (auto& e : fs::directory_iterator(p.parent_path())) n += e.is_regular_file();
   EXPECT_EQ(n, 1);
+}
+
+TEST(MappedFile, MapsTheBytesAndOutlivesTheFileAndItsReplacement) {
+  TempDir dir;
+  auto p = dir.path() / "values.bin";
+  ASSERT_TRUE(write_file_atomic(p, "golden bytes"));
+  auto m = MappedFile::open(p);
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ((*m)->size(), 12u);
+  // Replaced by a rename (how temper publishes) and then removed: the mapping keeps its bytes.
+  ASSERT_TRUE(write_file_atomic(p, "other bytes!"));
+  fs::remove(p);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>((*m)->data()), (*m)->size()), "golden bytes");
+
+  ASSERT_TRUE(write_file_atomic(p, ""));
+  auto empty = MappedFile::open(p);
+  ASSERT_TRUE(empty);
+  EXPECT_EQ((*empty)->size(), 0u);
+  auto missing = MappedFile::open(dir.path() / "missing.bin");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("missing.bin"), std::string::npos);
 }
 
 TEST(Fs, ReadMissingFileSaysWhich) {
