@@ -81,6 +81,7 @@ struct Options {
   std::string variant_decided_min_time; // the variant's (empty: the main's)
   int decided_min_samples = -1;         // main protocol's StopRule::decided_min_samples (-1: the judge's; 0: min_samples)
   int variant_decided_min_samples = -1; // the variant's (-1: the main's)
+  double variant_pool_cap_mb = -1;      // the variant's MeasurementProtocol::pool_cap_bytes in MiB (-1: the main's)
   std::string cold_step;           // main protocol's MeasurementProtocol::cold_step (empty: the judge's, evict)
   std::string variant_cold_step;   // the variant's (empty: the main's)
   int common_aa = 100;      // common-protocol runs, A/A
@@ -403,6 +404,7 @@ int run(const Options& opt) {
     variant_config.protocol.rule.decided_waits_for_min_time = opt.variant_decided_min_time == "on";
   if (opt.variant_decided_min_samples >= 0) variant_config.protocol.rule.decided_min_samples = opt.variant_decided_min_samples;
   if (!opt.variant_cold_step.empty()) variant_config.protocol.cold_step = opt.variant_cold_step;
+  if (opt.variant_pool_cap_mb > 0) variant_config.protocol.pool_cap_bytes = static_cast<size_t>(opt.variant_pool_cap_mb * 1048576.0);
   auto decided_text = [](const judge::MeasurementProtocol& p) {
     if (!p.stop_when_decided) return "off";
     return p.rule.decided_waits_for_min_time ? "on (after the minimum time)"
@@ -734,6 +736,8 @@ int main(int argc, char** argv) {
   app.add_option("--variant-decided-min-samples", opt.variant_decided_min_samples, "Variant: the same (default: the main protocol's)");
   app.add_option("--cold-step", opt.cold_step, "Paired: cold-cache step, evict or buffer (default: the judge's, evict)")
       ->check(CLI::IsMember({"evict", "buffer"}));
+  app.add_option("--variant-pool-cap-mb", opt.variant_pool_cap_mb,
+                 "Variant: MiB of input sets per arm (the arena's rotation; default: the main protocol's)");
   app.add_option("--variant-cold-step", opt.variant_cold_step, "Variant: evict or buffer (default: the main protocol's)")
       ->check(CLI::IsMember({"evict", "buffer"}));
   app.add_option("--variant-cpus", opt.variant_cpus, "Variant: CPU set, 'all' or a list (default: the main protocol's)");

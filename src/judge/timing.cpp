@@ -575,6 +575,9 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   // (core::Comparison::wants_lowp: a passing kernel's outputs never do).
   const bool low_precision = always_needs_low_precision(task, output_names);
   const bool lowp_on_demand = !low_precision && needs_low_precision(task, output_names);
+  // Once one call's outputs wanted it, the next ones will too (the same kernel on values drawn
+  // alike): later batches compute it beside the fp64 golden, in parallel.
+  bool lowp_wanted = false;
   // A batch's goldens run as one process per core (GoldenRunner::outputs_uncached_pairs): a
   // process start costs more than a small case's golden. Its values are held until checked, so
   // a batch is bounded by their bytes too (a large case's batch is a call per core).
@@ -622,10 +625,10 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       std::vector<std::thread> threads;
       for (size_t k = 0; k < slices; ++k) {
         const size_t begin = batch.size() * k / slices, end = batch.size() * (k + 1) / slices;
-        threads.emplace_back([&c, &golden, &batch, begin, end, low_precision] {
+        threads.emplace_back([&c, &golden, &batch, begin, end, both = low_precision || lowp_wanted] {
           std::vector<const std::vector<core::HostTensor>*> sets;
           for (size_t i = begin; i < end; ++i) sets.push_back(&batch[i].values.inputs);
-          auto pairs = golden.outputs_uncached_pairs(c, sets, low_precision);
+          auto pairs = golden.outputs_uncached_pairs(c, sets, both);
           for (size_t i = begin; i < end; ++i) {
             if (pairs) batch[i].golden = std::move((*pairs)[i - begin]);
             else batch[i].golden = tl::unexpected(pairs.error());
@@ -684,6 +687,7 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
       const GoldenResult* lowp = sm.golden->lowp ? &*sm.golden->lowp : nullptr;
       std::vector<OutputCheck> checks = check_outputs(task, c, sm.values.inputs, g, lowp, vals);
       if (!lowp && lowp_on_demand && wants_low_precision(checks)) {
+        lowp_wanted = true;
         const double l0 = clock.now();
         auto computed = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::LowPrecision);
         out.golden_seconds += clock.now() - l0;

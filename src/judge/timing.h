@@ -60,7 +60,11 @@ struct MeasurementProtocol {
   // The round-trip cross-check always uses the monotonic time; the cap charges this clock.
   std::string clock;
   int min_input_sets = 4;              // arena slots: the input addresses rotate over a job
-  size_t pool_cap_bytes = size_t{1} << 30; // per arm
+  // Per arm: fewer sets where they would not fit. Every life maps and fills a new arena, which
+  // on a VM costs about 0.5 s per GiB of fresh pages; inputs far beyond the last-level cache gain
+  // nothing from rotating addresses (a call streams them from memory wherever they are), so a
+  // case of 256 MiB of inputs takes one set, not four (docs/benchmarks.md, lever 16).
+  size_t pool_cap_bytes = size_t{256} << 20;
   // fresh: every call computes on values no earlier call of the job saw; pool: on min_input_sets
   // sets of values in turn (the protocol before fresh values, kept for bench/timing_protocol).
   std::string content = "fresh";
