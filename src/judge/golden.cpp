@@ -400,8 +400,14 @@ util::ProcessResult GoldenRunner::run_python(const util::Command& cmd) {
 }
 
 // Caching is best effort: a copy under a private name, then one rename; the result stands either way.
+// `file` is a golden's output in a temporary directory: moved into the cache where both lie on
+// one filesystem (a large case's is hundreds of MB), else copied beside the entry and renamed
+// over it. Either way a reader sees a whole file, old or new.
 void GoldenRunner::publish(const fs::path& file, const fs::path& cached) {
   std::error_code ec;
+  fs::rename(file, cached, ec);
+  if (!ec) return;
+  ec.clear();
   fs::path staged = cached;
   staged += ".tmp." + std::to_string(::getpid());
   fs::copy_file(file, staged, fs::copy_options::overwrite_existing, ec);
