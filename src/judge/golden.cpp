@@ -174,11 +174,28 @@ Expected<GoldenResult> GoldenRunner::outputs(const core::Case& c, const std::vec
     if (r) {
       util::touch_for_lru(cached);
       r->cache_hit = true;
+      remember_specs(c, *r);
       return r;
     }
     fs::remove(cached, ec); // unreadable: recompute
   }
-  return compute(c, inputs, k, cached, true);
+  auto r = compute(c, inputs, k, cached, true);
+  if (r) remember_specs(c, *r);
+  return r;
+}
+
+void GoldenRunner::remember_specs(const core::Case& c, const GoldenResult& r) {
+  std::vector<core::TensorSpec> specs;
+  for (const auto& o : r.outputs) specs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
+  const std::lock_guard lock(m_specs_mu);
+  m_specs.try_emplace(c.id, std::move(specs));
+}
+
+std::optional<std::vector<core::TensorSpec>> GoldenRunner::output_specs(const core::Case& c) const {
+  const std::lock_guard lock(m_specs_mu);
+  auto it = m_specs.find(c.id);
+  if (it == m_specs.end()) return std::nullopt;
+  return it->second;
 }
 
 Expected<GoldenResult> GoldenRunner::outputs_uncached(const core::Case& c, const std::vector<core::HostTensor>& inputs,

@@ -14,7 +14,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +115,12 @@ public:
 
   double compile_seconds() const { return m_compile_seconds; }
 
+  // The outputs' names, dtypes and shapes for case `c` as an earlier outputs() call of this
+  // runner found them (the correctness phase's), or none yet: a timing job lays out its arena
+  // from them instead of running the golden on values of its own (a large case's golden costs
+  // seconds). Shapes follow from the case, not from the values.
+  std::optional<std::vector<core::TensorSpec>> output_specs(const core::Case& c) const;
+
 private:
   std::string key(const core::Case& c, const std::vector<core::HostTensor>& inputs, GoldenPrecision precision) const;
   std::filesystem::path cached_path(const std::string& id) const;
@@ -126,6 +134,7 @@ private:
   Expected<double> run_golden(const core::Case& c, const std::filesystem::path& in_file, int k,
                               const std::filesystem::path& out_file, const std::filesystem::path& other_cached);
   static void publish(const std::filesystem::path& file, const std::filesystem::path& cached);
+  void remember_specs(const core::Case& c, const GoldenResult& r);
   // A golden.py's command: forked from the runner's forkserver, which imported torch once for
   // this GoldenRunner (a timing job's sampled check runs a golden per checked call), else run
   // as a process of its own.
@@ -143,6 +152,8 @@ private:
   std::optional<PythonGolden> m_python; // set when the golden is a golden.py
   std::shared_ptr<backend::Forkserver> m_forkserver; // with m_python
   double m_compile_seconds = 0;
+  mutable std::mutex m_specs_mu; // outputs() runs on several threads (a judge's cases)
+  std::map<int64_t, std::vector<core::TensorSpec>> m_specs;
 };
 
 } // namespace temper::judge

@@ -740,11 +740,16 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   out.input_sets = on_device ? 2 : input_set_count(p, per_set);
 
   ContentSource content(task.op, c, job_seed, p.content == "fresh", out.input_sets, on_device);
-  // The outputs' layout from one golden run of the first values (cached by content key).
-  TEMPER_TRY_ASSIGN(GoldenResult shape_golden, golden.outputs(c, content.any(), GoldenPrecision::Fp64));
+  // The outputs' layout as the correctness phase's goldens gave it, else from one golden run of
+  // the first values (cached by content key).
   backend::ArenaLayout layout;
   for (const auto& in : content.any()) layout.inputs.push_back(in.spec);
-  for (const auto& o : shape_golden.outputs) layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
+  if (auto known = golden.output_specs(c)) {
+    layout.outputs = std::move(*known);
+  } else {
+    TEMPER_TRY_ASSIGN(GoldenResult shape_golden, golden.outputs(c, content.any(), GoldenPrecision::Fp64));
+    for (const auto& o : shape_golden.outputs) layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
+  }
   layout.input_sets = out.input_sets;
   TEMPER_TRY_ASSIGN(backend::SharedArena ref_arena, backend::SharedArena::create(layout));
   TEMPER_TRY_ASSIGN(backend::SharedArena cand_arena, backend::SharedArena::create(layout));

@@ -97,6 +97,19 @@ TEST(GoldenRunner, ManySetsRunInOneProcessPerPrecisionAndAgreeWithOneSetAtATime)
       EXPECT_EQ(0, std::memcmp(got_lp.data(), want_lp.data(), got_lp.size() * sizeof(double))) << "set " << k;
     }
   }
+  // The outputs' specs, as outputs() found them, for a timing job's arena.
+  GoldenRunner fresh(*task, cache, runner, dir.path() / "golden");
+  ASSERT_TRUE(fresh.prepare());
+  EXPECT_FALSE(fresh.output_specs(c).has_value());
+  auto read = fresh.outputs(c, sets[0], GoldenPrecision::Fp64);
+  ASSERT_TRUE(read);
+  auto specs = fresh.output_specs(c);
+  ASSERT_TRUE(specs.has_value());
+  ASSERT_EQ(specs->size(), read->outputs.size());
+  EXPECT_EQ((*specs)[0].name, read->outputs[0].name);
+  EXPECT_EQ((*specs)[0].dtype, read->outputs[0].dtype);
+  EXPECT_EQ((*specs)[0].shape, read->outputs[0].shape);
+
   // Different values give different goldens: the sets were not mixed up.
   EXPECT_NE((*pairs)[0].fp64.outputs[0].values, (*pairs)[1].fp64.outputs[0].values);
 }
