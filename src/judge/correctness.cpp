@@ -233,11 +233,9 @@ Status check_case(const core::Task& task, const core::Case& c, const std::filesy
         got.push_back(widen(got_bytes.data() + offset, layout.outputs[k]));
         offset += layout.outputs[k].bytes();
       }
-      std::vector<OutputCheck> checks = check_outputs(task, c, inputs, gold, lowp ? &*lowp : nullptr, got);
-      if (!lowp && wants_low_precision(checks) && needs_low_precision(task, gold.outputs)) {
-        TEMPER_TRY_ASSIGN(lowp, golden.outputs(c, inputs, GoldenPrecision::LowPrecision));
-        checks = check_outputs(task, c, inputs, gold, &*lowp, got);
-      }
+      TEMPER_TRY_ASSIGN(std::vector<OutputCheck> checks, check_outputs_lowp_on_demand(task, c, inputs, gold, lowp, got, [&] {
+                          return golden.outputs(c, inputs, GoldenPrecision::LowPrecision);
+                        }));
       for (OutputCheck& check : checks) {
         const std::string& name = check.name;
         const core::Comparison& cmp = check.cmp;

@@ -1,6 +1,7 @@
 #include "judge/output_check.h"
 
 #include "core/index_check.h"
+#include "judge/common.h"
 
 #include <fmt/format.h>
 
@@ -84,8 +85,15 @@ std::vector<OutputCheck> check_outputs(const core::Task& task, const core::Case&
   return out;
 }
 
-bool wants_low_precision(const std::vector<OutputCheck>& checks) {
-  return std::any_of(checks.begin(), checks.end(), [](const OutputCheck& c) { return c.cmp.wants_lowp; });
+Expected<std::vector<OutputCheck>> check_outputs_lowp_on_demand(
+    const core::Task& task, const core::Case& c, const std::vector<core::HostTensor>& inputs, const GoldenResult& gold,
+    std::optional<GoldenResult>& lowp, const std::vector<std::vector<double>>& got,
+    const std::function<Expected<GoldenResult>()>& compute_lowp) {
+  std::vector<OutputCheck> checks = check_outputs(task, c, inputs, gold, lowp ? &*lowp : nullptr, got);
+  const bool wanted = std::any_of(checks.begin(), checks.end(), [](const OutputCheck& k) { return k.cmp.wants_lowp; });
+  if (lowp || !wanted || !needs_low_precision(task, gold.outputs)) return checks;
+  TEMPER_TRY_ASSIGN(lowp, compute_lowp());
+  return check_outputs(task, c, inputs, gold, &*lowp, got);
 }
 
 } // namespace temper::judge

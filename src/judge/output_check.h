@@ -9,6 +9,10 @@
 #include "core/tolerance.h"
 #include "judge/golden.h"
 
+#include "util/error.h"
+
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +28,13 @@ struct OutputCheck {
 std::vector<OutputCheck> check_outputs(const core::Task& task, const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                        const GoldenResult& gold, const GoldenResult* lowp, const std::vector<std::vector<double>>& got);
 
-// Whether a comparison asked for the same-precision run it was not given: compare again with it.
-bool wants_low_precision(const std::vector<OutputCheck>& checks);
+// check_outputs against `lowp` when it holds the same-precision run; when it does not and a
+// comparison asks for it (core::Comparison::wants_lowp: cann-bench's second stage, which a passing
+// output never reaches), `compute_lowp` makes it, `lowp` keeps it, and the outputs are compared
+// again. Errors are compute_lowp's.
+Expected<std::vector<OutputCheck>> check_outputs_lowp_on_demand(
+    const core::Task& task, const core::Case& c, const std::vector<core::HostTensor>& inputs, const GoldenResult& gold,
+    std::optional<GoldenResult>& lowp, const std::vector<std::vector<double>>& got,
+    const std::function<Expected<GoldenResult>()>& compute_lowp);
 
 } // namespace temper::judge

@@ -574,7 +574,6 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
   // The same-precision run where every comparison needs it; else only for an output that asks
   // (core::Comparison::wants_lowp: a passing kernel's outputs never do).
   const bool low_precision = always_needs_low_precision(task, output_names);
-  const bool lowp_on_demand = !low_precision && needs_low_precision(task, output_names);
   // Once one call's outputs wanted it, the next ones will too (the same kernel on values drawn
   // alike): later batches compute it beside the fp64 golden, in parallel.
   bool lowp_wanted = false;
@@ -684,17 +683,14 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
         vals[k].resize(static_cast<size_t>(spec.numel()));
         core::widen_to_double(snap[k].data(), spec.dtype, vals[k].size(), vals[k].data());
       }
-      const GoldenResult* lowp = sm.golden->lowp ? &*sm.golden->lowp : nullptr;
-      std::vector<OutputCheck> checks = check_outputs(task, c, sm.values.inputs, g, lowp, vals);
-      if (!lowp && lowp_on_demand && wants_low_precision(checks)) {
-        lowp_wanted = true;
-        const double l0 = clock.now();
-        auto computed = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::LowPrecision);
-        out.golden_seconds += clock.now() - l0;
-        if (!computed) return tl::unexpected(computed.error());
-        sm.golden->lowp = std::move(*computed);
-        checks = check_outputs(task, c, sm.values.inputs, g, &*sm.golden->lowp, vals);
-      }
+      TEMPER_TRY_ASSIGN(std::vector<OutputCheck> checks,
+                        check_outputs_lowp_on_demand(task, c, sm.values.inputs, g, sm.golden->lowp, vals, [&] {
+                          lowp_wanted = true;
+                          const double l0 = clock.now();
+                          auto computed = golden.outputs_uncached(c, sm.values.inputs, GoldenPrecision::LowPrecision);
+                          out.golden_seconds += clock.now() - l0;
+                          return computed;
+                        }));
       for (const OutputCheck& check : checks) {
         if (!check.cmp.passed && why.empty()) why = fmt::format("a timed call's output '{}' fails the golden check: {}", check.name, check.cmp.reason);
       }
