@@ -2,6 +2,7 @@
 
 #include <temper/half.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -182,6 +183,64 @@ void store_double(void* data, Dtype d, size_t i, double v) {
   case Dtype::I64: store_as<int64_t>(data, i, saturate<int64_t>(v)); return;
   case Dtype::U8: store_as<uint8_t>(data, i, saturate<uint8_t>(v)); return;
   case Dtype::Bool: store_as<uint8_t>(data, i, static_cast<uint8_t>(v != 0 && !std::isnan(v))); return;
+  }
+}
+
+namespace {
+template <typename T>
+void saturate_all(const double* in, size_t n, double* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(saturate<T>(in[i]));
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx,f16c"))) void halves_to_doubles_f16c(const uint16_t* in, double* out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 f = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
+    _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
+  }
+  for (; i < n; ++i) out[i] = temper_f16_to_f32(in[i]);
+}
+#endif
+
+void round_to_f16_all(const double* in, size_t n, double* out) {
+  constexpr size_t kChunk = 512;
+  float f[kChunk];
+  uint16_t h[kChunk];
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t m = std::min(kChunk, n - at);
+    for (size_t i = 0; i < m; ++i) f[i] = to_float_round_odd(in[at + i]);
+    floats_to_f16(f, h, m);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (have_f16c()) {
+      halves_to_doubles_f16c(h, out + at, m);
+      continue;
+    }
+#endif
+    for (size_t i = 0; i < m; ++i) out[at + i] = temper_f16_to_f32(h[i]);
+  }
+}
+} // namespace
+
+void round_to_dtype_all(Dtype d, const double* in, size_t n, double* out) {
+  switch (d) {
+  case Dtype::F64: std::copy(in, in + n, out); return;
+  case Dtype::F32:
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
+    return;
+  case Dtype::F16: return round_to_f16_all(in, n, out);
+  case Dtype::BF16:
+    for (size_t i = 0; i < n; ++i) out[i] = temper_bf16_to_f32(double_to_bf16(in[i]));
+    return;
+  case Dtype::I8: return saturate_all<int8_t>(in, n, out);
+  case Dtype::I16: return saturate_all<int16_t>(in, n, out);
+  case Dtype::I32: return saturate_all<int32_t>(in, n, out);
+  case Dtype::I64: return saturate_all<int64_t>(in, n, out);
+  case Dtype::U8: return saturate_all<uint8_t>(in, n, out);
+  case Dtype::Bool:
+    for (size_t i = 0; i < n; ++i) out[i] = in[i] != 0 && !std::isnan(in[i]) ? 1.0 : 0.0;
+    return;
   }
 }
 

@@ -46,6 +46,10 @@ void store_double(void* data, Dtype d, size_t i, double v);
 // v rounded to d exactly as store_double then load_double would give it (round to nearest even,
 // saturating for integers), without the round trip through memory: the comparison's inner loop.
 double round_to_dtype(Dtype d, double v);
+// in[0, n) rounded into out, each bit for bit round_to_dtype(d, in[i]) except that a NaN may
+// come back with another payload: the dtype resolved once, and fp16 through F16C where the CPU
+// has it (a large case's golden is 10^8 elements, rounded on every comparison).
+void round_to_dtype_all(Dtype d, const double* in, size_t n, double* out);
 
 // floats to IEEE half, out[i] bit for bit temper_f32_to_f16(in[i]) (round to nearest even,
 // overflow to infinity, subnormals rounded, a NaN quieted with its sign and top payload bits);

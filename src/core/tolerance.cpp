@@ -204,10 +204,11 @@ struct CannElem {
   bool replaced_inf = false;
 };
 
-CannElem cann_prepare(Dtype d, double max_finite, double got, double golden) {
+// `rounded`: the golden already rounded to the output dtype (round_to_dtype_all).
+CannElem cann_prepare(double max_finite, double got, double rounded) {
   CannElem e;
   e.a = got;
-  e.g = e.rounded = round_to(d, golden);
+  e.g = e.rounded = rounded;
   bool nan_a = std::isnan(e.a), nan_g = std::isnan(e.g);
   if (nan_a || nan_g) {
     e.nan_mismatch = nan_a != nan_g;
@@ -298,23 +299,57 @@ void compare_cann(const ToleranceSpec& spec, const OutputView& out, int64_t n, C
   c.details["cancel_zero_threshold"] = th.cancel_zero;
   c.details["has_lowp"] = out.lowp != nullptr;
 
+  // The golden rounded to the output dtype, a block at a time (both stages read it).
+  auto rounded_block = [&](int64_t begin, int64_t end) -> const double* {
+    thread_local std::vector<double> rounded;
+    rounded.resize(static_cast<size_t>(end - begin));
+    round_to_dtype_all(out.dtype, out.golden + begin, rounded.size(), rounded.data());
+    return rounded.data();
+  };
   auto overall_parts = over_blocks<CannOverall>(n, [&](int64_t begin, int64_t end, CannOverall& p) {
+    const double* rounded = rounded_block(begin, end);
+    // Accumulated in locals in element order: the same sums as one element at a time through
+    // Stats and cann_prepare, which only elements with a non-finite side need.
+    double max_abs = p.stats.max_abs, stats_max_rel = p.stats.max_rel, stats_sum = p.stats.sum_rel;
+    double sum_rel = p.sum_rel, max_rel = p.max_rel;
+    int64_t stats_count = p.stats.count, valid = p.valid;
     for (int64_t i = begin; i < end; ++i) {
-      CannElem e = cann_prepare(out.dtype, max_finite, out.got[i], out.golden[i]);
-      p.stats.add(out.got[i], e.rounded, cann_rel(out.got[i], e.rounded));
+      const double a = out.got[i], g = rounded[i - begin];
+      if (std::isfinite(a) && std::isfinite(g)) [[likely]] {
+        const double diff = std::fabs(a - g);
+        const double rel = diff / (std::fabs(g) + 1e-7);
+        if (!std::isfinite(rel)) continue; // compare.py drops it; Stats skips it
+        max_abs = std::max(max_abs, diff);
+        stats_max_rel = std::max(stats_max_rel, rel);
+        stats_sum += rel;
+        ++stats_count;
+        sum_rel += rel;
+        max_rel = std::max(max_rel, rel);
+        ++valid;
+        continue;
+      }
+      // A NaN or an infinity on either side: Stats takes no part.
+      CannElem e = cann_prepare(max_finite, a, g);
       if (e.nan_mismatch || e.inf_sign_mismatch) {
         p.nan_mismatch += e.nan_mismatch;
         p.inf_sign_mismatch += e.inf_sign_mismatch;
-        p.fail.add(i, out.got[i], out.golden[i]);
+        p.fail.add(i, a, out.golden[i]);
         continue;
       }
       p.replaced_inf += e.replaced_inf;
       if (!e.valid) continue;
-      double rel = cann_rel(e.a, e.g);
-      p.sum_rel += rel;
-      p.max_rel = std::max(p.max_rel, rel);
-      ++p.valid;
+      const double rel = cann_rel(e.a, e.g);
+      sum_rel += rel;
+      max_rel = std::max(max_rel, rel);
+      ++valid;
     }
+    p.stats.max_abs = max_abs;
+    p.stats.max_rel = stats_max_rel;
+    p.stats.sum_rel = stats_sum;
+    p.stats.count = stats_count;
+    p.sum_rel = sum_rel;
+    p.max_rel = max_rel;
+    p.valid = valid;
   });
   CannOverall all;
   for (const CannOverall& p : overall_parts) {
@@ -352,8 +387,9 @@ void compare_cann(const ToleranceSpec& spec, const OutputView& out, int64_t n, C
   c.details["stage"] = "regions";
   c.wants_lowp = out.lowp == nullptr;
   auto region_parts = over_blocks<CannRegions>(n, [&](int64_t begin, int64_t end, CannRegions& p) {
+    const double* rounded = rounded_block(begin, end);
     for (int64_t i = begin; i < end; ++i) {
-      CannElem e = cann_prepare(out.dtype, max_finite, out.got[i], out.golden[i]);
+      CannElem e = cann_prepare(max_finite, out.got[i], rounded[i - begin]);
       if (!e.valid) continue;
       double diff = std::fabs(e.a - e.g);
       double abs_g = std::fabs(e.g);

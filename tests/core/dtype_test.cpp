@@ -231,6 +231,44 @@ TEST(WidenToDouble, EveryDtypeIsLoadDoubleBitForBit) {
   }
 }
 
+TEST(RoundToDtypeAll, EveryDtypeIsRoundToDtypeBitForBit) {
+  // Doubles that hit every rounding case: random bits, values near every fp16 and bf16 pattern
+  // and their halfway points (nudged either way), the edges (overflow, subnormals, zeros, inf,
+  // NaN) and integers around every saturation bound.
+  std::mt19937_64 rng(11);
+  std::vector<double> in;
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    in.push_back(v);
+  }
+  for (uint32_t h = 0; h < 65536; ++h) {
+    for (float f : {temper_f16_to_f32(static_cast<uint16_t>(h)), temper_bf16_to_f32(static_cast<uint16_t>(h))}) {
+      const double x = f;
+      const double next = std::nextafter(f, std::numeric_limits<float>::infinity());
+      for (double v : {x, (x + next) / 2, std::nextafter((x + next) / 2, 0.0), std::nextafter((x + next) / 2, 1e300)}) in.push_back(v);
+    }
+  }
+  for (double v : {0.0, -0.0, 65504.0, 65520.0, 65519.99, 1e300, -1e300, 0x1p-25, 0x1p-26, 0x1p-150, 127.5, -128.5, 255.5, 2147483647.5,
+                   -2147483648.5, 9.3e18, -9.3e18, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN()})
+    in.push_back(v);
+  for (Dtype d : {Dtype::F16, Dtype::BF16, Dtype::F32, Dtype::F64, Dtype::I8, Dtype::I16, Dtype::I32, Dtype::I64, Dtype::U8,
+                  Dtype::Bool}) {
+    std::vector<double> out(in.size());
+    round_to_dtype_all(d, in.data(), in.size(), out.data());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double want = round_to_dtype(d, in[i]);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(out[i])) << dtype_name(d) << " element " << i;
+        continue;
+      }
+      ASSERT_EQ(0, std::memcmp(&out[i], &want, sizeof want)) << dtype_name(d) << " element " << i << ": " << in[i];
+    }
+  }
+}
+
 TEST(StoreDouble, NoDoubleRoundingToHalfFormats) {
   // Through float these would hit an exact tie and round to even; the correct result rounds up.
   EXPECT_EQ(store16(Dtype::F16, 1.0 + 0x1p-11 + 0x1p-40), 0x3c01);
