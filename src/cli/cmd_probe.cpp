@@ -27,6 +27,7 @@ struct ProbeArgs : TimingArgs {
   uint64_t seed = 0;
   bool fresh_seed = false;
   bool no_race = false;
+  int variants_per_job = judge::ProbeOptions{}.variants_per_job;
   int jobs = 0;
   double timeout_s = 60;
   int trials = 3;
@@ -66,6 +67,7 @@ int run(const ProbeArgs& a, const CLI::App& cmd) {
   if (const CLI::Option* seed = cmd.get_option_no_throw("--seed"); seed && seed->count() > 0) o.seed = a.seed;
   o.fresh_seed = a.fresh_seed;
   o.race = !a.no_race;
+  o.variants_per_job = a.variants_per_job;
   o.jobs = a.jobs;
   o.call_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
   o.trials = a.trials;
@@ -119,6 +121,11 @@ void register_probe_command(CLI::App& app, Action& action) {
   cmd->add_flag("--no-race", args->no_race,
                "Time every variant in full and check its timed outputs (default: a variant clearly behind the best checked one "
                "stops early, unchecked)");
+  cmd->add_option("--variants-per-job", args->variants_per_job,
+                  "Variants timed together in one job against one run of the reference (fewer where memory is short; 1: a job "
+                  "per variant)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--quiet,-q", args->quiet, "No progress lines on stderr");
   cmd->add_option("--backend", args->backend, "Where kernels run: cpu (C++ kernels) or cuda (.cu kernels built with nvcc, docs/cuda.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}))

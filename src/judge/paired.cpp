@@ -83,13 +83,6 @@ Expected<Call> timed_call(ArmState& a, CallContent call, util::Clock& clock, dou
   return Call{std::move(*s), spent, wall_kernel, charged};
 }
 
-void fail_arm(PairedResult& r, const ArmState& a, const Error& e) {
-  r.status = PairedStatus::ArmFailed;
-  r.stop_reason = StopReason::ArmFailed;
-  r.failed_arm = a.which;
-  r.failure_message = e.message;
-}
-
 // Per-round log-ratios (NaN where a time has no ratio) and each round's life.
 std::vector<double> log_ratios(const PairedResult& r) {
   const size_t n = std::min(r.reference.samples.size(), r.candidate.samples.size());
@@ -229,13 +222,46 @@ std::string_view stop_reason_name(StopReason r) {
   return "ci_target";
 }
 
-PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
-                            const StopRule& rule_in, uint64_t seed, int input_sets,
-                            const CrossCheck& cross_check) {
+namespace {
+
+// The arms of a round in a random order: for two arms one coin, as measure_paired always drew it.
+std::vector<int> random_order(std::mt19937_64& rng, const std::vector<int>& arms) {
+  std::vector<int> order = arms;
+  if (order.size() == 2) {
+    if ((rng() >> 63) == 0) std::swap(order[0], order[1]);
+    return order;
+  }
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<size_t>(rng() % i)]);
+  return order;
+}
+
+// One candidate's side of a shared measurement.
+struct Pairing {
+  PairedResult result;
+  bool active = true;
+  double kernel_total = 0;
+  int last_check = -1;
+  int life_at_stop = 0;
+  double stopped_at = 0;
+  std::vector<int> positions; // per recorded round: this candidate's place in the round's order
+};
+
+} // namespace
+
+std::vector<PairedResult> measure_shared(TimedArm& ref, std::span<TimedArm* const> cands, util::Clock& clock,
+                                         const StopRule& rule_in, uint64_t seed, int input_sets,
+                                         const CrossCheck& cross_check) {
   const StopRule rule = sanitized(rule_in);
   input_sets = std::max(input_sets, 1);
-  PairedResult r;
-  ArmState arms[2] = {{ref, r.reference, Arm::Reference}, {cand, r.candidate, Arm::Candidate}};
+  const size_t n_cands = cands.size();
+  std::vector<Pairing> pairs(n_cands);
+  // The reference's calls serve every candidate: one record of them, cut per pair at the end.
+  ArmResult ref_out;
+  std::vector<int> ref_positions;
+  std::vector<ArmState> arms;
+  arms.reserve(n_cands + 1);
+  arms.push_back({ref, ref_out, Arm::Reference});
+  for (size_t k = 0; k < n_cands; ++k) arms.push_back({*cands[k], pairs[k].result.candidate, Arm::Candidate});
   std::mt19937_64 rng(seed); // raw engine bits only: identical sequences on every std library
   CiOptions ci = rule.ci;
   ci.seed = seed ^ 0x9e3779b97f4a7c15ULL; // the bootstrap's stream, apart from the order's
@@ -249,105 +275,167 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
   const bool early_without_time = early_rules && !rule.decided_waits_for_min_time;
 
   int life = 0;
-  auto estimate_at = [&](const CiOptions& options) {
-    if (life == 0) return estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), options);
+  int rounds = 0; // rounds of the job; an active candidate took part in every one
+  double ref_kernel_total = 0;
+  // The pair as measure_paired reports it: the reference's rounds that the candidate took part in.
+  auto pair_view = [&](Pairing& p) -> PairedResult& {
+    PairedResult& r = p.result;
+    const size_t n = r.candidate.samples.size();
+    r.reference = ref_out;
+    r.reference.samples.assign(ref_out.samples.begin(), ref_out.samples.begin() + static_cast<std::ptrdiff_t>(n));
+    r.reference.kernel_seconds_total = 0;
+    r.reference_first = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool ref_first = ref_positions[i] < p.positions[i];
+      r.reference.samples[i].position = ref_first ? 0 : 1;
+      r.candidate.samples[i].position = ref_first ? 1 : 0;
+      r.reference_first += ref_first ? 1 : 0;
+      const double t = r.reference.samples[i].kernel_seconds;
+      if (std::isfinite(t) && t > 0) r.reference.kernel_seconds_total += t;
+    }
+    r.rounds = static_cast<int>(n);
+    return r;
+  };
+  auto estimate_of = [](const PairedResult& r, const CiOptions& options, int lives) {
+    if (lives == 0) return estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), options);
     return estimate_from_lives(log_ratios(r), lives_of(r.reference), options);
   };
-  auto estimate = [&]() { return estimate_at(ci); };
+  auto estimate_at = [&](Pairing& p, const CiOptions& options, int lives) { return estimate_of(pair_view(p), options, lives); };
   CiOptions decided_ci = ci;
   decided_ci.confidence = rule.decided_confidence;
-  auto decided = [&]() {
+  auto decided = [&](Pairing& p) {
     if (!(rule.decided_band > 0)) return false;
-    const PairedEstimate d = estimate_at(decided_ci);
+    const PairedEstimate d = estimate_at(p, decided_ci, life);
     return d.ci_determined && (d.log_lo > rule.decided_band || d.log_hi < -rule.decided_band);
   };
-  auto behind = [&]() {
+  auto behind = [&](Pairing& p) {
     if (!rule.behind_below) return false;
-    const PairedEstimate d = estimate_at(decided_ci);
+    const PairedEstimate d = estimate_at(p, decided_ci, life);
     return d.ci_determined && d.log_hi < *rule.behind_below;
   };
-  auto finish = [&]() -> PairedResult {
-    r.reference.stats = summarize(kernel_times(r.reference));
-    r.candidate.stats = summarize(kernel_times(r.candidate));
-    r.estimate = estimate();
-    r.lives = life + 1;
-    cross_check_arms(r, cross_check);
-    r.wall_seconds = clock.now() - t0;
-    return std::move(r);
+  auto stop = [&](Pairing& p, StopReason why) {
+    p.active = false;
+    p.result.stop_reason = why;
+    p.life_at_stop = life;
+    p.stopped_at = clock.now();
   };
+  auto fail_pair = [&](Pairing& p, Arm which, const Error& e) {
+    p.result.status = PairedStatus::ArmFailed;
+    p.result.failed_arm = which;
+    p.result.failure_message = e.message;
+    stop(p, StopReason::ArmFailed);
+  };
+  auto any_active = [&] { return std::any_of(pairs.begin(), pairs.end(), [](const Pairing& p) { return p.active; }); };
+  auto finish = [&]() -> std::vector<PairedResult> {
+    std::vector<PairedResult> out;
+    out.reserve(n_cands);
+    for (Pairing& p : pairs) {
+      if (p.active) stop(p, p.result.stop_reason);
+      PairedResult& r = pair_view(p);
+      if (r.status == PairedStatus::Measured && r.stop_reason == StopReason::TooSlow) r.status = PairedStatus::TooSlow;
+      r.reference.stats = summarize(kernel_times(r.reference));
+      r.candidate.stats = summarize(kernel_times(r.candidate));
+      r.estimate = estimate_of(r, ci, p.life_at_stop);
+      r.lives = p.life_at_stop + 1;
+      cross_check_arms(r, cross_check);
+      r.wall_seconds = p.stopped_at - t0;
+      out.push_back(std::move(r));
+    }
+    return out;
+  };
+  // A failed call: the reference's ends every pair still measuring, a candidate's only its own.
+  auto fail_arm_at = [&](size_t a, const Error& e) {
+    if (a == 0) {
+      for (Pairing& p : pairs)
+        if (p.active) fail_pair(p, Arm::Reference, e);
+    } else {
+      fail_pair(pairs[a - 1], Arm::Candidate, e);
+    }
+  };
+  auto arm_active = [&](size_t a) { return a == 0 ? any_active() : pairs[a - 1].active; };
 
-  // Warmup: alternate the arms, so both warm up under the same conditions.
-  auto needs_warmup = [&](const ArmState& a) {
-    return a.out.warmup_calls < rule.warmup_max_calls &&
-           (a.out.warmup_calls < rule.warmup_min_calls || a.out.spent_seconds < rule.warmup_s);
+  // Warmup: alternate the arms, so all warm up under the same conditions.
+  auto needs_warmup = [&](size_t a) {
+    const ArmState& s = arms[a];
+    return arm_active(a) && s.out.warmup_calls < rule.warmup_max_calls &&
+           (s.out.warmup_calls < rule.warmup_min_calls || s.out.spent_seconds < rule.warmup_s);
   };
-  for (int i = 0; needs_warmup(arms[0]) || needs_warmup(arms[1]); ++i) {
-    for (int j = 0; j < 2; ++j) {
-      ArmState& a = arms[(i + j) % 2];
+  auto any_needs_warmup = [&] {
+    for (size_t a = 0; a < arms.size(); ++a)
+      if (needs_warmup(a)) return true;
+    return false;
+  };
+  for (int i = 0; any_needs_warmup(); ++i) {
+    for (size_t j = 0; j < arms.size(); ++j) {
+      const size_t a = (static_cast<size_t>(i) + j) % arms.size();
       if (!needs_warmup(a)) continue;
-      auto c = timed_call(a, {i % input_sets, kContentWarmupBase + i}, clock, rule.overhead_allowance_s);
-      ++a.out.warmup_calls;
+      auto c = timed_call(arms[a], {i % input_sets, kContentWarmupBase + i}, clock, rule.overhead_allowance_s);
+      ++arms[a].out.warmup_calls;
       if (!c) {
-        fail_arm(r, a, c.error());
-        return finish();
+        fail_arm_at(a, c.error());
+        if (a == 0) return finish();
       }
     }
   }
+  if (!any_active()) return finish();
 
   // Lives: rounds per life from what the warmup says a call costs.
-  const bool renewing = rule.target_lives > 0 && ref.renewable() && cand.renewable();
+  bool renewing = rule.target_lives > 0 && ref.renewable();
+  for (TimedArm* c : cands) renewing = renewing && c->renewable();
+  int life_rounds = 0;
   if (renewing) {
     // Whole mirrored blocks (an even count) sized so that the cap holds about target_lives
     // lives; but one round per life when the calls are so slow that lives of two rounds and
     // their warm-ups would not reach the 3 lives an interval needs (it is then over single
     // rounds, each from its own processes).
-    const double per_round = std::max(arms[0].cheapest_charge, arms[1].cheapest_charge);
+    double per_round = 0, spent = 0;
+    for (const ArmState& a : arms) {
+      per_round = std::max(per_round, a.cheapest_charge);
+      spent = std::max(spent, a.out.spent_seconds);
+    }
     const double predicted = per_round > 0 && std::isfinite(per_round) ? std::min(rule.cap_s / per_round, double(rule.max_samples))
                                                                        : double(rule.max_samples);
-    int rounds = static_cast<int>(predicted / rule.target_lives);
-    rounds = std::clamp(rounds, 2, std::max(2, rule.max_life_rounds));
-    r.life_rounds = rounds - rounds % 2;
-    const double spent = std::max(arms[0].out.spent_seconds, arms[1].out.spent_seconds);
+    int life_len = static_cast<int>(predicted / rule.target_lives);
+    life_len = std::clamp(life_len, 2, std::max(2, rule.max_life_rounds));
+    life_rounds = life_len - life_len % 2;
     const double left = per_round > 0 && std::isfinite(per_round) ? (rule.cap_s - spent) / per_round : predicted;
-    if (left < kMinLivesForInterval * (2 + std::max(rule.life_warmup_calls, 0))) r.life_rounds = 1;
+    if (left < kMinLivesForInterval * (2 + std::max(rule.life_warmup_calls, 0))) life_rounds = 1;
   }
+  for (Pairing& p : pairs) p.result.life_rounds = life_rounds;
 
-  double kernel_total[2] = {0, 0};
-  int last_check = -1;
-  bool ref_first = true;
+  std::vector<int> order; // this round's arms in the order they run
   bool second_look = false; // the one extra warm-up call before a refusal at round 0
   int second_looks = 0;
-  for (;;) {
-    if (r.rounds >= rule.max_samples) {
-      r.stop_reason = StopReason::MaxSamples;
+  while (any_active()) {
+    if (rounds >= rule.max_samples) {
+      for (Pairing& p : pairs)
+        if (p.active) stop(p, StopReason::MaxSamples);
       break;
     }
-    const bool renew_now = renewing && r.rounds > 0 && r.rounds % r.life_rounds == 0 && r.rounds / r.life_rounds > life;
+    const bool renew_now = renewing && rounds > 0 && rounds % life_rounds == 0 && rounds / life_rounds > life;
     // Stop before a round the cap cannot hold; refuse early when 3 rounds cannot fit at all.
     // The calls still needed include the warm-ups of the renewals among those rounds.
-    const int rounds_needed = std::max(kMinRoundsForVerdict - r.rounds, 1);
+    const int rounds_needed = std::max(kMinRoundsForVerdict - rounds, 1);
     int renewals_ahead = 0;
-    for (int k = r.rounds; renewing && k < r.rounds + rounds_needed; ++k) renewals_ahead += k > 0 && k % r.life_rounds == 0;
-    bool stop = false;
-    bool first_call_only = r.rounds == 0 && !second_look; // every stopping arm has one call, which might mislead
-    bool stopping[2] = {false, false};
-    for (int k = 0; k < 2; ++k) {
-      const ArmState& a = arms[k];
+    for (int k = rounds; renewing && k < rounds + rounds_needed; ++k) renewals_ahead += k > 0 && k % life_rounds == 0;
+    bool first_call_only = rounds == 0 && !second_look; // every stopping arm has one call, which might mislead
+    std::vector<size_t> stopping;
+    std::vector<StopReason> reasons;
+    for (size_t a = 0; a < arms.size(); ++a) {
+      if (!arm_active(a)) continue;
+      const ArmState& s = arms[a];
       const int still_needed = rounds_needed + renewals_ahead * rule.life_warmup_calls;
-      const double per_call = std::isfinite(a.cheapest_charge) ? a.cheapest_charge : 0;
-      const double per_call_wall = std::isfinite(a.cheapest_wall) ? a.cheapest_wall : 0;
-      const bool cap = a.out.spent_seconds + still_needed * per_call > rule.cap_s;
-      const bool wall = a.out.wall_seconds + still_needed * per_call_wall > rule.wall_limit_factor * rule.cap_s;
+      const double per_call = std::isfinite(s.cheapest_charge) ? s.cheapest_charge : 0;
+      const double per_call_wall = std::isfinite(s.cheapest_wall) ? s.cheapest_wall : 0;
+      const bool cap = s.out.spent_seconds + still_needed * per_call > rule.cap_s;
+      const bool wall = s.out.wall_seconds + still_needed * per_call_wall > rule.wall_limit_factor * rule.cap_s;
       if (cap || wall) {
         // Worth a second look only when the arm would fit at half the cost of its one call.
-        const bool fits_at_half = a.out.spent_seconds + still_needed * per_call / 2 <= rule.cap_s &&
-                                  a.out.wall_seconds + still_needed * per_call_wall / 2 <= rule.wall_limit_factor * rule.cap_s;
-        if (a.out.warmup_calls != 1 || !fits_at_half) first_call_only = false;
-        stopping[k] = true;
-        stop = true;
-        r.stop_reason = r.rounds < kMinRoundsForVerdict ? StopReason::TooSlow
-                        : cap                           ? StopReason::Cap
-                                                        : StopReason::WallLimit;
+        const bool fits_at_half = s.out.spent_seconds + still_needed * per_call / 2 <= rule.cap_s &&
+                                  s.out.wall_seconds + still_needed * per_call_wall / 2 <= rule.wall_limit_factor * rule.cap_s;
+        if (s.out.warmup_calls != 1 || !fits_at_half) first_call_only = false;
+        stopping.push_back(a);
+        reasons.push_back(rounds < kMinRoundsForVerdict ? StopReason::TooSlow : cap ? StopReason::Cap : StopReason::WallLimit);
       }
     }
     // A prediction from one call is a prediction from a worker's first call, which may pay for
@@ -355,118 +443,157 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
     // round trip on a candidate's first call): before refusing on it, when the refusal is
     // marginal, the arms with one call make one more unrecorded call, and the check runs again
     // on the cheaper of the two.
-    if (stop && first_call_only) {
+    if (!stopping.empty() && first_call_only) {
       second_look = true;
       const int look = second_looks++;
-      for (int k = 0; k < 2; ++k) {
-        if (!stopping[k]) continue;
-        ArmState& a = arms[k];
-        auto c = timed_call(a, {1 % input_sets, kContentSecondLookBase + look}, clock, rule.overhead_allowance_s);
-        ++a.out.warmup_calls;
+      for (size_t a : stopping) {
+        auto c = timed_call(arms[a], {1 % input_sets, kContentSecondLookBase + look}, clock, rule.overhead_allowance_s);
+        ++arms[a].out.warmup_calls;
         if (!c) {
-          fail_arm(r, a, c.error());
-          return finish();
+          fail_arm_at(a, c.error());
+          if (a == 0) return finish();
         }
       }
-      r.stop_reason = StopReason::CiTarget; // undecided again
       continue;
     }
-    if (stop) break;
+    // The reference's stop ends every pair, a candidate's its own; where both stop at once the
+    // candidate's reason is the pair's.
+    for (size_t i = stopping.size(); i-- > 0;) {
+      if (stopping[i] == 0) {
+        for (Pairing& p : pairs)
+          if (p.active) stop(p, reasons[i]);
+      } else if (pairs[stopping[i] - 1].active) {
+        stop(pairs[stopping[i] - 1], reasons[i]);
+      }
+    }
+    if (!any_active()) break;
 
+    std::vector<int> live_arms;
+    for (size_t a = 0; a < arms.size(); ++a)
+      if (arm_active(a)) live_arms.push_back(static_cast<int>(a));
     if (renew_now) {
-      // Both arms together, in a random order, then a short unrecorded warmup of each.
-      const int first = static_cast<int>(rng() >> 63);
-      for (int j = 0; j < 2; ++j) {
-        ArmState& a = arms[(first + j) % 2];
+      // Every arm still measuring together, in a random order, then a short unrecorded warmup of each.
+      const std::vector<int> renew_order = random_order(rng, live_arms);
+      for (int a : renew_order) {
+        if (!arm_active(static_cast<size_t>(a))) continue;
+        ArmState& s = arms[static_cast<size_t>(a)];
         const double t = clock.now();
-        Status st = a.arm.renew();
-        a.out.renew_seconds += std::max(clock.now() - t, 0.0);
-        ++a.out.renewals;
+        Status st = s.arm.renew();
+        s.out.renew_seconds += std::max(clock.now() - t, 0.0);
+        ++s.out.renewals;
         if (!st) {
-          fail_arm(r, a, Error{"harness: renewing the worker: " + st.error().message});
-          return finish();
+          fail_arm_at(static_cast<size_t>(a), Error{"harness: renewing the worker: " + st.error().message});
+          if (a == 0) return finish();
         }
       }
       ++life;
       for (int i = 0; i < rule.life_warmup_calls; ++i) {
-        for (int j = 0; j < 2; ++j) {
-          ArmState& a = arms[(first + j) % 2];
-          auto c = timed_call(a, {(r.rounds + i) % input_sets, kContentLifeWarmupBase + life * (1 << 8) + i}, clock,
+        for (int a : renew_order) {
+          if (!arm_active(static_cast<size_t>(a))) continue;
+          ArmState& s = arms[static_cast<size_t>(a)];
+          auto c = timed_call(s, {(rounds + i) % input_sets, kContentLifeWarmupBase + life * (1 << 8) + i}, clock,
                               rule.overhead_allowance_s);
-          ++a.out.warmup_calls;
+          ++s.out.warmup_calls;
           if (!c) {
-            fail_arm(r, a, c.error());
-            return finish();
+            fail_arm_at(static_cast<size_t>(a), c.error());
+            if (a == 0) return finish();
           }
         }
       }
+      if (!any_active()) break;
+      live_arms.clear();
+      for (size_t a = 0; a < arms.size(); ++a)
+        if (arm_active(a)) live_arms.push_back(static_cast<int>(a));
     }
 
-    // Mirrored blocks: the first round of a block draws the order, the second reverses it.
-    ref_first = (r.rounds % 2 == 0) ? (rng() >> 63) != 0 : !ref_first;
-    const int set = r.rounds % input_sets;
-    Call calls[2];
-    for (int pos = 0; pos < 2; ++pos) {
-      const int which = (pos == 0) == ref_first ? 0 : 1;
-      auto c = timed_call(arms[which], {set, r.rounds}, clock, rule.overhead_allowance_s);
+    // Mirrored blocks: the first round of a block draws the order, the second reverses it, so
+    // every pair of arms meets in both orders.
+    // An arm that stopped inside a block leaves the others' orders mirrored.
+    if (rounds % 2 == 0) {
+      order = random_order(rng, live_arms);
+    } else {
+      std::erase_if(order, [&](int a) { return !arm_active(static_cast<size_t>(a)); });
+      std::reverse(order.begin(), order.end());
+    }
+    const int set = rounds % input_sets;
+    std::vector<std::optional<Call>> calls(arms.size());
+    for (int a : order) {
+      auto c = timed_call(arms[static_cast<size_t>(a)], {set, rounds}, clock, rule.overhead_allowance_s);
       if (!c) {
-        fail_arm(r, arms[which], c.error());
-        return finish(); // the incomplete round is not recorded
+        fail_arm_at(static_cast<size_t>(a), c.error());
+        if (a == 0) return finish(); // the incomplete round is not recorded
+        continue;
       }
-      calls[which] = std::move(*c);
+      calls[static_cast<size_t>(a)] = std::move(*c);
     }
-    for (int which = 0; which < 2; ++which) {
+    auto record = [&](size_t a, int position) {
+      const Call& call = *calls[a];
       RecordedSample s;
-      s.round = r.rounds;
+      s.round = rounds;
       s.life = life;
-      s.position = (which == 0) == ref_first ? 0 : 1;
+      s.position = position;
       s.input_set = set;
-      s.kernel_seconds = calls[which].sample.kernel_seconds;
-      s.round_trip_seconds = calls[which].sample.round_trip_seconds;
-      s.call_seconds = calls[which].call_seconds;
-      s.kernel_wall_seconds = calls[which].kernel_wall_seconds;
-      s.charged_seconds = calls[which].charged_seconds;
-      arms[which].out.samples.push_back(s);
-      if (std::isfinite(s.kernel_seconds) && s.kernel_seconds > 0)
-        kernel_total[which] += s.kernel_seconds;
+      s.kernel_seconds = call.sample.kernel_seconds;
+      s.round_trip_seconds = call.sample.round_trip_seconds;
+      s.call_seconds = call.call_seconds;
+      s.kernel_wall_seconds = call.kernel_wall_seconds;
+      s.charged_seconds = call.charged_seconds;
+      arms[a].out.samples.push_back(s);
+      return s.kernel_seconds;
+    };
+    const auto position_of = [&](int a) { return static_cast<int>(std::find(order.begin(), order.end(), a) - order.begin()); };
+    const double ref_t = record(0, position_of(0));
+    ref_positions.push_back(position_of(0));
+    if (std::isfinite(ref_t) && ref_t > 0) ref_kernel_total += ref_t;
+    ref_out.kernel_seconds_total = ref_kernel_total;
+    for (size_t k = 0; k < n_cands; ++k) {
+      Pairing& p = pairs[k];
+      if (!p.active || !calls[k + 1]) continue;
+      const double t = record(k + 1, position_of(static_cast<int>(k + 1)));
+      p.positions.push_back(position_of(static_cast<int>(k + 1)));
+      if (std::isfinite(t) && t > 0) p.kernel_total += t;
+      p.result.candidate.kernel_seconds_total = p.kernel_total;
     }
-    r.reference.kernel_seconds_total = kernel_total[0];
-    r.candidate.kernel_seconds_total = kernel_total[1];
-    r.reference_first += ref_first ? 1 : 0;
-    ++r.rounds;
+    ++rounds;
 
     // The stop rule, at block boundaries so that order stays balanced.
-    if (r.rounds % 2 != 0) continue;
-    if (r.rounds < first_check) continue;
-    const bool enough_samples = r.rounds >= rule.min_samples;
-    const bool enough_time =
-        std::max(kernel_total[0], kernel_total[1]) >= rule.min_time_s || r.rounds >= rule.max_samples;
-    if (!enough_time && !early_without_time) continue;
-    if (last_check >= 0 && r.rounds - last_check < rule.check_every_rounds) continue;
-    // The width rule waits for min_lives; the decided rule only for the 3 lives an interval
-    // needs, since its stricter interval already pays for having few (Student's t at 2 degrees
-    // of freedom and 99.9% is 31.6).
-    const int lives_now = renewing ? usable_lives(log_ratios(r), lives_of(r.reference)) : 0;
-    if (renewing && lives_now < kMinLivesForInterval) continue;
-    last_check = r.rounds;
-    if (enough_samples && enough_time && (!renewing || lives_now >= std::max(rule.min_lives, kMinLivesForInterval))) {
-      const PairedEstimate e = estimate();
-      if (e.ci_determined && e.half_width <= rule.target_half_width) {
-        r.stop_reason = StopReason::CiTarget;
-        break;
+    if (rounds % 2 != 0) continue;
+    if (rounds < first_check) continue;
+    for (Pairing& p : pairs) {
+      if (!p.active) continue;
+      const bool enough_samples = rounds >= rule.min_samples;
+      const bool enough_time = std::max(ref_kernel_total, p.kernel_total) >= rule.min_time_s || rounds >= rule.max_samples;
+      if (!enough_time && !early_without_time) continue;
+      if (p.last_check >= 0 && rounds - p.last_check < rule.check_every_rounds) continue;
+      // The width rule waits for min_lives; the decided rule only for the 3 lives an interval
+      // needs, since its stricter interval already pays for having few (Student's t at 2 degrees
+      // of freedom and 99.9% is 31.6).
+      int lives_now = 0;
+      if (renewing) {
+        const PairedResult& view = pair_view(p);
+        lives_now = usable_lives(log_ratios(view), lives_of(view.reference));
       }
-    }
-    if (decided()) {
-      r.stop_reason = StopReason::Decided;
-      break;
-    }
-    if (behind()) {
-      r.stop_reason = StopReason::Behind;
-      break;
+      if (renewing && lives_now < kMinLivesForInterval) continue;
+      p.last_check = rounds;
+      if (enough_samples && enough_time && (!renewing || lives_now >= std::max(rule.min_lives, kMinLivesForInterval))) {
+        const PairedEstimate e = estimate_at(p, ci, life);
+        if (e.ci_determined && e.half_width <= rule.target_half_width) {
+          stop(p, StopReason::CiTarget);
+          continue;
+        }
+      }
+      if (decided(p)) stop(p, StopReason::Decided);
+      else if (behind(p)) stop(p, StopReason::Behind);
     }
   }
-  if (r.stop_reason == StopReason::TooSlow) r.status = PairedStatus::TooSlow;
   return finish();
+}
+
+PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
+                            const StopRule& rule, uint64_t seed, int input_sets,
+                            const CrossCheck& cross_check) {
+  TimedArm* const cands[1] = {&cand};
+  return std::move(measure_shared(ref, cands, clock, rule, seed, input_sets, cross_check).front());
 }
 
 bool gap_excess(const PairedResult& r) {

@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -244,6 +245,21 @@ struct PairedResult {
 PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
                             const StopRule& rule, uint64_t seed, int input_sets,
                             const CrossCheck& cross_check = {});
+
+// Several candidates against one reference in one job: a round is one call of the reference and
+// of every candidate still measuring, on the same values, in a random order that the block's
+// second round reverses (every pair meets in both orders, as in measure_paired). Each pair is
+// what measure_paired would make of it: its own stop rule, cap and verdict over the rounds it
+// took part in, the reference's calls of those rounds as its reference arm. A candidate that
+// stops (its interval, its cap, a failed call) leaves the round; the reference's stop or failure
+// ends every pair still measuring. What the reference spent (warm-ups, renewals, cap) is the
+// job's, reported whole in every pair. The reference's calls are paid once for all candidates:
+// a probe whose variants are 50 times faster than the reference spends its time there
+// (docs/benchmarks.md, "One reference for a probe's variants"). With one candidate this is
+// measure_paired, call for call.
+std::vector<PairedResult> measure_shared(TimedArm& ref, std::span<TimedArm* const> cands, util::Clock& clock,
+                                         const StopRule& rule, uint64_t seed, int input_sets,
+                                         const CrossCheck& cross_check = {});
 
 // Whether the candidate's UnexplainedGap count stands out from the reference's on the same
 // machine in the same job: more than twice the reference's count plus 2.

@@ -165,6 +165,26 @@ void rank_variants(std::vector<ProbeVariant>& variants) {
   for (auto& v : variants) v.rank = v.timed() ? ++rank : 0;
 }
 
+// How many variants share a timing job: at most the options' variants_per_job, and no more than
+// a quarter of the memory available now holds arenas for (each arm maps one of its own, and a
+// renewal maps a new one before it lets the old go). SwiGLU's case 4 maps 402 MB per arm.
+size_t variants_per_job(const ProbeOptions& opt, const core::Task& task, const core::Case& c, const MeasurementProtocol& p,
+                        GoldenRunner& golden) {
+  const size_t wanted = static_cast<size_t>(std::max(opt.variants_per_job, 1));
+  size_t per_set = 0;
+  for (const auto& spec : c.input_specs(task.op)) per_set += spec.bytes();
+  size_t arena = per_set * static_cast<size_t>(input_set_count(p, per_set));
+  if (auto outputs = golden.output_specs(c)) {
+    for (const auto& o : *outputs) arena += o.bytes();
+  } else {
+    arena += per_set;
+  }
+  const uint64_t available = util::available_memory_bytes();
+  const uint64_t budget = available > 0 ? available / 4 : uint64_t{1} << 30;
+  const size_t fit = static_cast<size_t>(budget / std::max<size_t>(arena, 1));
+  return std::clamp<size_t>(fit > 1 ? fit - 1 : 1, 1, wanted); // the reference's arena too
+}
+
 std::string first_error_line(const std::string& diagnostics) {
   auto at = diagnostics.find("error");
   if (at == std::string::npos) return "the compiler failed";
@@ -385,38 +405,57 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   const int correct = static_cast<int>(std::count_if(variants.begin(), variants.end(), [](const ProbeVariant& v) {
     return v.result.status == CaseStatus::Passed;
   }));
-  int timing_index = 0;
   // The race: the lower end of the best interval a checked variant has shown so far. A variant
   // clearly behind it stops early and is not checked (TimingConfig::race_behind); the threshold
   // comes only from checked variants, so a kernel that is fast because it is wrong when timed
   // is caught before it can push honest variants out of the race.
   double race_best_lo = 0;
   report.timing_notes["race"] = opt.race;
+  tc.race = opt.race;
   // Every variant's job runs on the same values (the job seed): an output one variant proved
   // proves the same bytes from another (most knobs move data and leave the arithmetic alone).
   tc.proved = opt.timing.proved ? opt.timing.proved : std::make_shared<ProvedOutputs>();
-  for (size_t i = 0; i < variants.size(); ++i) {
-    ProbeVariant& v = variants[i];
-    if (v.result.status != CaseStatus::Passed) continue;
-    progress.line(fmt::format("timing variant {}/{}: {}", ++timing_index, correct, v.label()));
+  // Variants share a job and the reference's calls in it, in groups in the order given, so the
+  // likeliest winners go first and set the race's threshold for the rest.
+  std::vector<size_t> timed;
+  for (size_t i = 0; i < variants.size(); ++i)
+    if (variants[i].result.status == CaseStatus::Passed) timed.push_back(i);
+  const size_t per_job = timed.empty() ? 1 : variants_per_job(opt, task, *c, tc.protocol, golden);
+  report.timing_notes["variants_per_job"] = per_job;
+  for (size_t first = 0; first < timed.size(); first += per_job) {
+    const size_t last = std::min(first + per_job, timed.size());
+    std::vector<std::string> labels;
+    for (size_t g = first; g < last; ++g) labels.push_back(variants[timed[g]].label());
+    progress.line(last - first == 1 ? fmt::format("timing variant {}/{}: {}", first + 1, correct, labels.front())
+                                    : fmt::format("timing variants {}-{}/{} in one job: {}", first + 1, last, correct,
+                                                  fmt::join(labels, " | ")));
     tc.race_behind = opt.race ? race_best_lo : 0;
-    // The judge's timing phase on a one-case report: its status folding (a timed output that
+    // The judge's timing phase on one-case reports: its status folding (a timed output that
     // fails its recheck, TOO_SLOW, ...) and calibration lookup apply to probes unchanged.
-    JudgeReport one;
-    one.cases.push_back(std::move(v.result));
+    std::vector<JudgeReport> ones(last - first);
+    std::vector<JudgeReport*> ptrs;
     TimingPhaseInput in;
     in.task = &task;
     in.cases = {c};
     in.reference_artifacts = {ref_build.artifact};
-    in.candidate_artifacts = {builds[i]->artifact};
     in.reference_key = ref_build.key;
     in.job_seed = job_seed;
-    Status s = run_timing_phase(in, to, tc, golden, one, progress);
-    v.result = std::move(one.cases.front());
+    for (size_t g = first; g < last; ++g) {
+      JudgeReport& one = ones[g - first];
+      one.cases.push_back(std::move(variants[timed[g]].result));
+      in.candidate_artifacts.push_back(builds[timed[g]]->artifact);
+      ptrs.push_back(&one);
+    }
+    Status s = run_shared_timing_phase(in, to, tc, golden, ptrs, progress);
+    for (size_t g = first; g < last; ++g) {
+      JudgeReport& one = ones[g - first];
+      ProbeVariant& v = variants[timed[g]];
+      v.result = std::move(one.cases.front());
+      if (!one.timing_overall.is_null()) report.timing_notes["calibration"] = one.timing_overall.value("calibration", "none");
+      if (s && v.timed() && !first_job(v).check_skipped && first_job(v).paired.estimate.ci_determined)
+        race_best_lo = std::max(race_best_lo, first_job(v).paired.estimate.speedup_lo);
+    }
     if (!s) return tl::unexpected(s.error());
-    report.timing_notes["calibration"] = one.timing_overall.value("calibration", "none");
-    if (v.timed() && !first_job(v).check_skipped && first_job(v).paired.estimate.ci_determined)
-      race_best_lo = std::max(race_best_lo, first_job(v).paired.estimate.speedup_lo);
   }
   progress.finish();
 
@@ -529,7 +568,8 @@ nlohmann::json probe_report_to_json(const ProbeReport& r) {
       {"timing", {{"tier", "probe"}, {"measurement_jobs", 1}, {"confirmation_jobs", 0},
                   {"noise_floor", r.timing_notes.value("noise_floor", kDefaultNoiseFloor)},
                   {"calibration", r.timing_notes.value("calibration", "none")},
-                  {"race", r.timing_notes.value("race", false)}}},
+                  {"race", r.timing_notes.value("race", false)},
+                  {"variants_per_job", r.timing_notes.value("variants_per_job", 1)}}},
       {"summary", {{"variants", r.variants.size()}, {"timed", r.timed_count()}, {"behind", r.behind_count()}, {"status_counts", counts},
                    {"best", best ? nlohmann::json(best->label()) : nlohmann::json()}, {"wall_seconds", r.wall_seconds}}},
       {"variants", variants},

@@ -1,9 +1,11 @@
 // Probing a kernel's knobs: the macros a candidate reads (`#ifndef TILE / #define TILE 64`) are
 // set over a grid of values, every variant is built through the compile cache, checked on one
-// case, and every correct variant is timed against the same reference on the same inputs, one
-// after another, so the ranking compares like with like. A probe answers "which settings are
-// worth a gate", not "is it faster": one short job per variant, no confirmation, and a race:
-// a variant clearly behind the best checked one so far stops early, unchecked.
+// case, and every correct variant is timed against the same reference on the same inputs, so
+// the ranking compares like with like. A probe answers "which settings are worth a gate", not
+// "is it faster": short jobs, no confirmation, and a race: a variant clearly behind the best
+// checked one so far stops early, unchecked. Variants are timed several to a job, which pays
+// the reference's calls once for all of them (judge/paired.h measure_shared): against a
+// reference 50 times slower than they are, that is most of a probe's time.
 #pragma once
 
 #include "build/compiler.h"
@@ -74,8 +76,11 @@ struct ProbeOptions {
   // whose interval falls clearly below the best checked one's stops early and its timed outputs
   // are not checked; it keeps its rank by the speedup it showed, with no verdict.
   bool race = true;
+  // Variants timed together in one job, against one run of the reference; fewer where their
+  // arenas would not fit in a quarter of the memory available. 1: a job per variant.
+  int variants_per_job = 8;
   // The reference (default: the task's reference for the backend), protocol, stop rule and noise floor.
-  // The tier and job counts are ignored: a probe is one measurement job per variant.
+  // The tier and job counts are ignored: a probe is one measurement job per group of variants.
   TimingOptions timing;
 };
 

@@ -717,15 +717,21 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
 
 } // namespace
 
-Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,
-                               const fs::path& candidate_artifact, GoldenRunner& golden, const TimingConfig& config,
-                               uint64_t job_seed, std::optional<double> calibrated_noise, bool reference_first_start) {
-  CaseTiming out;
-  out.seed = job_seed;
+Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,
+                                                   std::span<const fs::path> candidate_artifacts, GoldenRunner& golden,
+                                                   const TimingConfig& config, uint64_t job_seed,
+                                                   std::optional<double> calibrated_noise, bool reference_first_start) {
+  const size_t n_cands = candidate_artifacts.size();
+  if (n_cands == 0) return fail("a timing job needs at least one candidate");
   const MeasurementProtocol& p = config.protocol;
   if (p.content != "fresh" && p.content != "pool") return fail("unknown content '{}': use fresh or pool", p.content);
   if (p.idle_arm != "frozen" && p.idle_arm != "running") return fail("unknown idle_arm '{}': use frozen or running", p.idle_arm);
-  out.content = p.content;
+  std::vector<CaseTiming> outs(n_cands);
+  for (CaseTiming& out : outs) {
+    out.seed = job_seed;
+    out.content = p.content;
+    out.delta = noise_threshold(calibrated_noise, config.noise_floor);
+  }
 
   size_t per_set = 0;
   for (const auto& spec : c.input_specs(task.op)) per_set += spec.bytes();
@@ -733,9 +739,10 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   // rotate (one per input).
   const bool on_device = !config.device_content.empty() && p.content == "fresh";
   if (!config.device_content.empty() && p.content != "fresh") return fail("device content makes fresh values only (content: fresh)");
-  out.input_sets = on_device ? 2 : input_set_count(p, per_set);
+  const int input_sets = on_device ? 2 : input_set_count(p, per_set);
+  for (CaseTiming& out : outs) out.input_sets = input_sets;
 
-  ContentSource content(task.op, c, job_seed, p.content == "fresh", out.input_sets, on_device);
+  ContentSource content(task.op, c, job_seed, p.content == "fresh", input_sets, on_device);
   // The outputs' layout as the correctness phase's goldens gave it, else from one golden run of
   // the first values (cached by content key).
   backend::ArenaLayout layout;
@@ -746,9 +753,7 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
     TEMPER_TRY_ASSIGN(GoldenResult shape_golden, golden.outputs(c, content.any(), GoldenPrecision::Fp64));
     for (const auto& o : shape_golden.outputs) layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
   }
-  layout.input_sets = out.input_sets;
-  TEMPER_TRY_ASSIGN(backend::SharedArena ref_arena, backend::SharedArena::create(layout));
-  TEMPER_TRY_ASSIGN(backend::SharedArena cand_arena, backend::SharedArena::create(layout));
+  layout.input_sets = input_sets;
 
   const bool cold = p.cache_mode == "cold";
   TEMPER_TRY(validate_cold_step(p.cold_step));
@@ -758,8 +763,14 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   if (clock == kClockMonotonic || clock == kClockThreadCpu) TEMPER_TRY(validate_clock(clock, p.threads));
   const bool cpu_clock = clock == kClockThreadCpu;
   const bool freeze = p.idle_arm == "frozen";
+  // Every arm on an arena of its own: a candidate never sees another's memory.
+  TEMPER_TRY_ASSIGN(backend::SharedArena ref_arena, backend::SharedArena::create(layout));
   WorkerArm ref(content, std::move(ref_arena), cold, config.symmetric_arms, cpu_clock, freeze);
-  WorkerArm cand(content, std::move(cand_arena), cold, true, cpu_clock, freeze);
+  std::vector<std::unique_ptr<WorkerArm>> cands;
+  for (size_t k = 0; k < n_cands; ++k) {
+    TEMPER_TRY_ASSIGN(backend::SharedArena arena, backend::SharedArena::create(layout));
+    cands.push_back(std::make_unique<WorkerArm>(content, std::move(arena), cold, true, cpu_clock, freeze));
+  }
 
   backend::WorkerOptions wo;
   wo.worker_exe = config.worker_exe;
@@ -775,9 +786,8 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   wo.flush_bytes = cold && !wo.evict_cold ? p.flush_bytes : 0;
   wo.cpus = p.cpus;
   if (on_device) wo.device_content = config.device_content;
-  backend::WorkerOptions ref_opts = wo, cand_opts = wo;
+  backend::WorkerOptions ref_opts = wo;
   ref_opts.artifact = reference_artifact;
-  cand_opts.artifact = candidate_artifact;
   if (!config.reference_command.empty()) {
     ref_opts.worker_exe = config.reference_command.front();
     ref_opts.worker_args.assign(config.reference_command.begin() + 1, config.reference_command.end());
@@ -786,35 +796,49 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   }
   if (config.reference_threads) ref_opts.threads = *config.reference_threads;
 
+  std::string reference_worker;
   auto start_ref = [&]() -> Status {
     TEMPER_TRY_ASSIGN(backend::CallResult r, ref.start(ref_opts));
     if (!r.ok()) return fail("the reference does not load on case {}: {}", c.id, r.message);
-    out.reference_worker = ref.loaded_description();
+    reference_worker = ref.loaded_description();
     return {};
   };
-  std::optional<backend::CallResult> cand_load;
-  auto start_cand = [&]() -> Status {
-    TEMPER_TRY_ASSIGN(backend::CallResult r, cand.start(cand_opts));
-    cand_load = r;
+  // A candidate that does not load has its verdict now and takes no part in the measurement.
+  std::vector<bool> loaded(n_cands, false);
+  auto start_cands = [&]() -> Status {
+    for (size_t k = 0; k < n_cands; ++k) {
+      backend::WorkerOptions cand_opts = wo;
+      cand_opts.artifact = candidate_artifacts[k];
+      TEMPER_TRY_ASSIGN(backend::CallResult r, cands[k]->start(cand_opts));
+      loaded[k] = r.ok();
+      if (r.ok()) continue;
+      CaseTiming& out = outs[k];
+      out.paired.status = PairedStatus::ArmFailed;
+      out.paired.failed_arm = Arm::Candidate;
+      out.message = "the candidate does not load: " + r.message;
+      out.failure_status = r.outcome == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
+                           : r.outcome == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
+                                                                                 : CaseStatus::RuntimeError;
+      if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
+    }
     return {};
   };
   if (reference_first_start) {
     TEMPER_TRY(start_ref());
-    TEMPER_TRY(start_cand());
+    TEMPER_TRY(start_cands());
   } else {
-    TEMPER_TRY(start_cand());
+    TEMPER_TRY(start_cands());
     TEMPER_TRY(start_ref());
   }
-  if (!cand_load->ok()) {
-    out.paired.status = PairedStatus::ArmFailed;
-    out.paired.failed_arm = Arm::Candidate;
-    out.message = "the candidate does not load: " + cand_load->message;
-    out.failure_status = cand_load->outcome == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
-                         : cand_load->outcome == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
-                                                                                        : CaseStatus::RuntimeError;
-    if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
-    return out;
+  for (CaseTiming& out : outs) out.reference_worker = reference_worker;
+  std::vector<size_t> measured; // the candidates that loaded, by index
+  std::vector<TimedArm*> arms;
+  for (size_t k = 0; k < n_cands; ++k) {
+    if (!loaded[k]) continue;
+    measured.push_back(k);
+    arms.push_back(cands[k].get());
   }
+  if (measured.empty()) return outs;
 
   util::SteadyClock steady;
   StopRule rule = p.rule;
@@ -822,59 +846,95 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, cons
   if (config.race_behind > 0) rule.behind_below = std::log(config.race_behind);
   {
     ScopedAffinity pinned(p.cpus);
-    out.paired = measure_paired(ref, cand, steady, rule, job_seed ^ static_cast<uint64_t>(c.id), out.input_sets,
-                                config.cross_check);
+    std::vector<PairedResult> paired =
+        measure_shared(ref, arms, steady, rule, job_seed ^ static_cast<uint64_t>(c.id), input_sets, config.cross_check);
+    for (size_t i = 0; i < measured.size(); ++i) outs[measured[i]].paired = std::move(paired[i]);
   }
-  out.content_seconds = content.seconds();
-  out.reference_activity = ref.activity();
-  out.candidate_activity = cand.activity();
-  if (out.paired.status == PairedStatus::ArmFailed) {
-    if (out.paired.failed_arm == Arm::Reference) {
+  for (size_t k : measured) {
+    CaseTiming& out = outs[k];
+    out.content_seconds = content.seconds();
+    out.reference_activity = ref.activity();
+    out.candidate_activity = cands[k]->activity();
+    if (out.paired.status == PairedStatus::ArmFailed && out.paired.failed_arm == Arm::Reference)
       return fail("the reference failed while timed on case {}: {}", c.id, out.paired.failure_message);
-    }
-    out.message = out.paired.failure_message;
-    out.failure_status = cand.failure() == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
-                         : cand.failure() == backend::CallOutcome::TimedOut         ? CaseStatus::Timeout
-                         : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
-                                                                                    : CaseStatus::RuntimeError;
-    if (out.failure_status == CaseStatus::RejectedCheat) {
-      out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
-    }
-  } else if (behind_in_race(out.paired, config.race_behind)) {
-    out.check_target = check_sample_size(p.check_fraction, p.check_confidence);
-    out.check_skipped = true;
-  } else {
-    // The measurement stands only if what was timed is proved (the check may fail the arm).
-    ProvedOutputs own;
-    TEMPER_TRY(check_timed_calls(task, c, cand, ref, content, golden, p, job_seed, config.proved ? *config.proved : own, out));
-    if (out.behaviour_differs) out.failure_status = CaseStatus::IncorrectNumerical;
   }
+
+  // The sampled checks, fastest candidate first: in a race, one clearly behind a candidate
+  // whose outputs were proved is left unchecked (TimingConfig::race), as if timed after it.
+  std::vector<size_t> check_order = measured;
+  std::stable_sort(check_order.begin(), check_order.end(), [&](size_t a, size_t b) {
+    const auto& ea = outs[a].paired.estimate;
+    const auto& eb = outs[b].paired.estimate;
+    return (ea.n > 0 ? ea.speedup : 0.0) > (eb.n > 0 ? eb.speedup : 0.0);
+  });
+  double race_behind = config.race_behind;
+  for (size_t k : check_order) {
+    CaseTiming& out = outs[k];
+    WorkerArm& cand = *cands[k];
+    if (out.paired.status == PairedStatus::ArmFailed) {
+      out.message = out.paired.failure_message;
+      out.failure_status = cand.failure() == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
+                           : cand.failure() == backend::CallOutcome::TimedOut         ? CaseStatus::Timeout
+                           : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
+                                                                                      : CaseStatus::RuntimeError;
+      if (out.failure_status == CaseStatus::RejectedCheat) {
+        out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
+      }
+    } else if (behind_in_race(out.paired, race_behind)) {
+      out.check_target = check_sample_size(p.check_fraction, p.check_confidence);
+      out.check_skipped = true;
+    } else {
+      // The measurement stands only if what was timed is proved (the check may fail the arm).
+      ProvedOutputs own;
+      TEMPER_TRY(check_timed_calls(task, c, cand, ref, content, golden, p, job_seed, config.proved ? *config.proved : own, out));
+      if (out.behaviour_differs) out.failure_status = CaseStatus::IncorrectNumerical;
+      const PairedEstimate& e = out.paired.estimate;
+      if (config.race && !out.behaviour_differs && !out.unprovable && out.paired.status == PairedStatus::Measured && e.ci_determined)
+        race_behind = std::max(race_behind, e.speedup_lo);
+    }
+  }
+
   // The reference runs the same worker harness: its threads' count is the baseline (a stop and
   // a continue wake every thread, the worker's watchdog included, which costs each some
   // microseconds per call). A reference in another runner (the PyTorch arm) has threads of its
   // runtime instead, whose spinning is no baseline for the candidate's: the harness's share is
   // then the fixed kHarnessOutsideCallPerCall (26 us measured on an Ice Lake VM).
+  const ArmActivity& ref_activity = ref.activity();
   const bool same_harness = config.reference_command.empty();
-  const double ref_per_call = !same_harness ? kHarnessOutsideCallPerCall
-                              : out.reference_activity.timed_calls > 0
-                                  ? out.reference_activity.outside_call_cpu_seconds / out.reference_activity.timed_calls
-                                  : 0.0;
-  const double cand_allowance = work_outside_allowance(out.paired.candidate.kernel_seconds_total) +
-                                2 * ref_per_call * out.candidate_activity.timed_calls;
-  if (config.judge_work_outside_call && !out.behaviour_differs &&
-      out.candidate_activity.outside_call_cpu_seconds > cand_allowance) {
-    out.work_outside_call = true;
-    out.message = fmt::format("the candidate's threads used {:.1f} ms of CPU time outside its calls (allowed {:.1f} ms)",
-                              out.candidate_activity.outside_call_cpu_seconds * 1e3, cand_allowance * 1e3);
+  const double ref_per_call = !same_harness                   ? kHarnessOutsideCallPerCall
+                              : ref_activity.timed_calls > 0 ? ref_activity.outside_call_cpu_seconds / ref_activity.timed_calls
+                                                             : 0.0;
+  // The reference's own allowance is over all its rounds, which served every candidate: the
+  // longest pair's.
+  double ref_kernel_total = 0;
+  for (size_t k : measured) ref_kernel_total = std::max(ref_kernel_total, outs[k].paired.reference.kernel_seconds_total);
+  for (size_t k : measured) {
+    CaseTiming& out = outs[k];
+    const double cand_allowance = work_outside_allowance(out.paired.candidate.kernel_seconds_total) +
+                                  2 * ref_per_call * out.candidate_activity.timed_calls;
+    if (config.judge_work_outside_call && !out.behaviour_differs &&
+        out.candidate_activity.outside_call_cpu_seconds > cand_allowance) {
+      out.work_outside_call = true;
+      out.message = fmt::format("the candidate's threads used {:.1f} ms of CPU time outside its calls (allowed {:.1f} ms)",
+                                out.candidate_activity.outside_call_cpu_seconds * 1e3, cand_allowance * 1e3);
+    }
+    if (ref_activity.outside_call_cpu_seconds >
+        work_outside_allowance(ref_kernel_total) + kHarnessOutsideCallPerCall * ref_activity.timed_calls) {
+      out.warning = fmt::format("the reference's threads used {:.1f} ms of CPU time outside its calls",
+                                ref_activity.outside_call_cpu_seconds * 1e3);
+    }
+    out.verdict = out.unprovable || out.check_skipped ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
   }
-  if (out.reference_activity.outside_call_cpu_seconds >
-      work_outside_allowance(out.paired.reference.kernel_seconds_total) + kHarnessOutsideCallPerCall * out.reference_activity.timed_calls) {
-    out.warning = fmt::format("the reference's threads used {:.1f} ms of CPU time outside its calls",
-                              out.reference_activity.outside_call_cpu_seconds * 1e3);
-  }
-  out.delta = noise_threshold(calibrated_noise, config.noise_floor);
-  out.verdict = out.unprovable || out.check_skipped ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
-  return out;
+  return outs;
+}
+
+Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,
+                               const fs::path& candidate_artifact, GoldenRunner& golden, const TimingConfig& config,
+                               uint64_t job_seed, std::optional<double> calibrated_noise, bool reference_first_start) {
+  const fs::path cands[1] = {candidate_artifact};
+  TEMPER_TRY_ASSIGN(std::vector<CaseTiming> outs,
+                    time_case_shared(task, c, reference_artifact, cands, golden, config, job_seed, calibrated_noise, reference_first_start));
+  return std::move(outs.front());
 }
 
 bool behind_in_race(const PairedResult& paired, double race_behind) {

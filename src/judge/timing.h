@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -168,6 +169,10 @@ struct TimingConfig {
   // it has its timed outputs left unchecked (CaseTiming::check_skipped): a variant clearly
   // behind another decides nothing, so proving its outputs buys nothing, and it gets no verdict.
   double race_behind = 0;
+  // The race within a shared job (time_case_shared): its candidates are checked fastest first,
+  // and one whose interval lies below the lower end of a checked one's is left unchecked, as if
+  // it had been timed after it in a job of its own.
+  bool race = false;
   // Set: outputs proved by earlier jobs count for this one (and this one's proofs for later
   // ones). Unset: each job proves its own.
   std::shared_ptr<ProvedOutputs> proved;
@@ -250,6 +255,17 @@ Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c,
                                const std::filesystem::path& candidate_artifact, GoldenRunner& golden,
                                const TimingConfig& config, uint64_t job_seed,
                                std::optional<double> calibrated_noise, bool reference_first_start = true);
+
+// One measurement job for one case with several candidates against one reference
+// (paired.h measure_shared): each candidate on its own worker and arena, the reference's calls
+// shared. Each result is what time_case would give the candidate, over the rounds it took part
+// in; the reference's activity is the job's. Errors are the harness's, a reference that fails
+// included; a candidate that does not load or fails has it in its own result.
+Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const core::Case& c,
+                                                   const std::filesystem::path& reference_artifact,
+                                                   std::span<const std::filesystem::path> candidate_artifacts,
+                                                   GoldenRunner& golden, const TimingConfig& config, uint64_t job_seed,
+                                                   std::optional<double> calibrated_noise, bool reference_first_start = true);
 
 // A case's timing over every job of a tier: measurement jobs, then confirmation jobs in fresh
 // processes with new seeds and the reverse order.

@@ -83,6 +83,50 @@ std::optional<double> case_bound_us(const core::Task& task, const core::Case& c,
   return b->seconds * 1e6;
 }
 
+// A stored A/A calibration, which counts only under the very same protocol, and the note the
+// report gives about it.
+std::pair<std::optional<Calibration>, std::string> stored_calibration(const core::Task& task, const std::string& reference_key,
+                                                                      const TimingOptions& options, const nlohmann::json& protocol,
+                                                                      util::Progress& progress) {
+  std::optional<Calibration> calibration;
+  std::string calibration_note = "none";
+  std::filesystem::path cal_file = calibration_path(task.op.name, reference_key);
+  if (options.use_calibration && !options.calibrate) {
+    if (auto c = load_calibration(cal_file)) {
+      if (auto diff = protocol_difference(c->protocol, protocol)) {
+        calibration_note = "ignored: measured under another protocol (" + *diff + ")";
+        progress.line("note: the stored calibration was measured under another protocol (" + *diff + "); using the noise floor");
+      } else {
+        calibration = *c;
+        calibration_note = "used, from " + c->date;
+      }
+    }
+  }
+  return {calibration, calibration_note};
+}
+
+std::optional<double> calibrated_noise(const std::optional<Calibration>& calibration, int64_t case_id) {
+  if (!calibration) return std::nullopt;
+  if (auto it = calibration->noise.find(case_id); it != calibration->noise.end()) return it->second;
+  return std::nullopt;
+}
+
+// A job's result into its case: the status it folds in, the merged summary, a progress line.
+void record_job(CaseResult& r, const core::Case& c, bool confirmation, int job, uint64_t seed, bool calibrated, CaseTiming t,
+                double cap_s, util::Progress& progress) {
+  r.timing->calibrated = calibrated;
+  r.timing->delta = t.delta;
+  r.timing->jobs.push_back({confirmation, core::seed_id(seed), std::move(t)});
+  apply_to_status(r, cap_s);
+  if (r.status != CaseStatus::Passed) return;
+  summarize_timing_jobs(*r.timing);
+  const auto& last = r.timing->jobs.back().result;
+  progress.line(fmt::format("case {}: {} job {}: speedup {:.3f} [{:.3f}, {:.3f}] {} ({} rounds, {})", c.id,
+                            confirmation ? "confirmation" : "measurement", job + 1, last.paired.estimate.speedup,
+                            last.paired.estimate.speedup_lo, last.paired.estimate.speedup_hi, verdict_name(last.verdict),
+                            last.paired.rounds, stop_reason_name(last.paired.stop_reason)));
+}
+
 } // namespace
 
 void summarize_timing_jobs(CaseTimingSummary& s) {
@@ -158,26 +202,18 @@ TimingConfig make_timing_config(const TimingOptions& options, const core::Task& 
   return tc;
 }
 
+namespace {
+Status finish_timing_phase(const TimingPhaseInput& in, const std::vector<size_t>& order, const TimingOptions& options,
+                           const nlohmann::json& protocol, const std::string& calibration_note, int measure, int confirm,
+                           JudgeReport& report, util::Progress& progress);
+} // namespace
+
 Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
                         GoldenRunner& golden, JudgeReport& report, util::Progress& progress) {
   const core::Task& task = *in.task;
   nlohmann::json protocol = config.protocol.to_json();
 
-  // A stored A/A calibration counts only under the very same protocol.
-  std::optional<Calibration> calibration;
-  std::string calibration_note = "none";
-  std::filesystem::path cal_file = calibration_path(task.op.name, in.reference_key);
-  if (options.use_calibration && !options.calibrate) {
-    if (auto c = load_calibration(cal_file)) {
-      if (auto diff = protocol_difference(c->protocol, protocol)) {
-        calibration_note = "ignored: measured under another protocol (" + *diff + ")";
-        progress.line("note: the stored calibration was measured under another protocol (" + *diff + "); using the noise floor");
-      } else {
-        calibration = *c;
-        calibration_note = "used, from " + c->date;
-      }
-    }
-  }
+  auto [calibration, calibration_note] = stored_calibration(task, in.reference_key, options, protocol, progress);
 
   const bool probe = options.tier == "probe";
   const int measure = probe ? 1 : std::max(1, options.measure_jobs);
@@ -202,26 +238,57 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
       const core::Case& c = *in.cases[i];
       progress.status(fmt::format("timing: {} job {}/{}, case {} ({}/{})", confirmation ? "confirmation" : "measurement",
                                   job + 1, total_jobs, c.id, ++done, this_order.size()));
-      std::optional<double> noise;
-      if (calibration) {
-        if (auto it = calibration->noise.find(c.id); it != calibration->noise.end()) noise = it->second;
-      }
+      const std::optional<double> noise = calibrated_noise(calibration, c.id);
       TEMPER_TRY_ASSIGN(CaseTiming t, time_case(task, c, in.reference_artifacts[i], in.candidate_artifacts[i], golden, config,
                                                 seed, noise, !confirmation));
-      r.timing->calibrated = noise.has_value();
-      r.timing->delta = t.delta;
-      r.timing->jobs.push_back({confirmation, core::seed_id(seed), std::move(t)});
-      apply_to_status(r, config.protocol.rule.cap_s);
-      if (r.status == CaseStatus::Passed) {
-        summarize_timing_jobs(*r.timing);
-        const auto& last = r.timing->jobs.back().result;
-        progress.line(fmt::format("case {}: {} job {}: speedup {:.3f} [{:.3f}, {:.3f}] {} ({} rounds, {})", c.id,
-                                  confirmation ? "confirmation" : "measurement", job + 1, last.paired.estimate.speedup,
-                                  last.paired.estimate.speedup_lo, last.paired.estimate.speedup_hi,
-                                  verdict_name(last.verdict), last.paired.rounds, stop_reason_name(last.paired.stop_reason)));
-      }
+      record_job(r, c, confirmation, job, seed, noise.has_value(), std::move(t), config.protocol.rule.cap_s, progress);
     }
   }
+  return finish_timing_phase(in, order, options, protocol, calibration_note, measure, confirm, report, progress);
+}
+
+Status run_shared_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
+                               GoldenRunner& golden, std::span<JudgeReport* const> reports, util::Progress& progress) {
+  if (options.tier != "probe" || in.cases.size() != 1 || in.reference_artifacts.size() != 1 ||
+      in.candidate_artifacts.size() != reports.size())
+    return fail("harness: a shared timing job is one probe case with an artifact per variant");
+  const core::Task& task = *in.task;
+  const core::Case& c = *in.cases.front();
+  const nlohmann::json protocol = config.protocol.to_json();
+  auto [calibration, calibration_note] = stored_calibration(task, in.reference_key, options, protocol, progress);
+  const std::optional<double> noise = calibrated_noise(calibration, c.id);
+  std::vector<std::filesystem::path> artifacts;
+  std::vector<JudgeReport*> timed;
+  for (size_t k = 0; k < reports.size(); ++k) {
+    if (reports[k]->cases.front().status != CaseStatus::Passed) continue;
+    reports[k]->cases.front().timing.emplace();
+    artifacts.push_back(in.candidate_artifacts[k]);
+    timed.push_back(reports[k]);
+  }
+  const std::vector<size_t> order = {0};
+  if (!timed.empty()) {
+    progress.status(fmt::format("timing: one job, {} variant(s) against the reference, case {}", timed.size(), c.id));
+    TEMPER_TRY_ASSIGN(std::vector<CaseTiming> results,
+                      time_case_shared(task, c, in.reference_artifacts.front(), artifacts, golden, config, in.job_seed, noise));
+    for (size_t k = 0; k < timed.size(); ++k)
+      record_job(timed[k]->cases.front(), c, false, 0, in.job_seed, noise.has_value(), std::move(results[k]), config.protocol.rule.cap_s,
+                 progress);
+  }
+  for (JudgeReport* r : reports) {
+    if (r->cases.front().timing) TEMPER_TRY(finish_timing_phase(in, order, options, protocol, calibration_note, 1, 0, *r, progress));
+  }
+  return {};
+}
+
+namespace {
+
+// The case summaries, scores and the phase's aggregate of a report whose jobs are done; stores
+// the calibration when the phase measured one.
+Status finish_timing_phase(const TimingPhaseInput& in, const std::vector<size_t>& order, const TimingOptions& options,
+                           const nlohmann::json& protocol, const std::string& calibration_note, int measure, int confirm,
+                           JudgeReport& report, util::Progress& progress) {
+  const core::Task& task = *in.task;
+  const std::filesystem::path cal_file = calibration_path(task.op.name, in.reference_key);
 
   std::vector<CaseComparison> comparisons;
   double score_sum = 0;
@@ -285,5 +352,7 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
   if (options.calibrate) report.timing_overall["calibration"] = "stored: " + cal_file.string();
   return {};
 }
+
+} // namespace
 
 } // namespace temper::judge

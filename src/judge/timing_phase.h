@@ -6,6 +6,7 @@
 #include "util/progress.h"
 
 #include <filesystem>
+#include <span>
 #include <vector>
 
 namespace temper::judge {
@@ -32,5 +33,12 @@ void summarize_timing_jobs(CaseTimingSummary& s);
 
 Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
                         GoldenRunner& golden, JudgeReport& report, util::Progress& progress);
+
+// The probe tier's timing of several variants of one case in one job against one reference
+// (time_case_shared): `in` holds the case, the reference and an artifact per variant, in the
+// order of `reports`, one-case reports whose case has passed its checks or says why not. Each
+// report gets what run_timing_phase would give it alone, over the rounds its variant took part in.
+Status run_shared_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
+                               GoldenRunner& golden, std::span<JudgeReport* const> reports, util::Progress& progress);
 
 } // namespace temper::judge

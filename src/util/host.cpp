@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 #include <sys/utsname.h>
 #include <thread>
@@ -95,6 +96,17 @@ HostInfo probe() {
 }
 
 } // namespace
+
+uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kib = 0;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
 
 bool HostInfo::has_flag(const std::string& f) const {
   return std::find(cpu_flags.begin(), cpu_flags.end(), f) != cpu_flags.end();

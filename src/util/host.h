@@ -31,4 +31,8 @@ struct HostInfo {
 // Read once per process from /proc and sysfs.
 const HostInfo& host_info();
 
+// Memory the kernel says could be given to new work now without swapping (MemAvailable in
+// /proc/meminfo: free pages plus reclaimable caches); 0 when it cannot say. Read on every call.
+uint64_t available_memory_bytes();
+
 } // namespace temper::util

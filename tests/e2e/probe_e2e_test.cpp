@@ -107,8 +107,9 @@ TEST(ProbeE2E, RanksVariantsAndListsBrokenOnesLast) {
   ASSERT_NE(broken_row, std::string::npos) << r.output;
   EXPECT_LT(fast_row, slow_row);
   EXPECT_LT(slow_row, broken_row);
-  // Progress on stderr.
-  EXPECT_NE(r.output.find("timing variant 2/2"), std::string::npos) << r.output;
+  // Progress on stderr: both variants in one job, against one run of the reference.
+  EXPECT_NE(r.output.find("timing variants 1-2/2 in one job"), std::string::npos) << r.output;
+  EXPECT_GE(r.report["timing"]["variants_per_job"].get<int>(), 2) << r.report["timing"].dump();
 }
 
 TEST(ProbeE2E, MalformedGridIsAUsageError) {
