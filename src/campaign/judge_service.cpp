@@ -303,6 +303,7 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
     else o.timing->sealed = *sealed;
     o.timing->proved = m_proved;
   }
+  o.compared = m_compared;
   TEMPER_TRY_ASSIGN(auto report, judge::run_judge(o, m_runner));
   out.report = judge::report_to_json(report);
   if (!out.note.empty()) out.report["campaign_note"] = out.note;
@@ -345,6 +346,7 @@ Expected<JudgeOutcome> RealJudgeService::probe_grid(const JudgeCall& call) {
   o.timing.sealed = *sealed;
   if (call.roofline) o.timing.roofline = *call.roofline;
   o.timing.proved = m_proved;
+  o.compared = m_compared;
   TEMPER_TRY_ASSIGN(auto report, judge::run_probe(o, m_runner));
   out.report = judge::probe_report_to_json(report);
   if (!out.note.empty()) out.report["campaign_note"] = out.note;

@@ -9,6 +9,7 @@
 #include "campaign/campaign_state.h"
 #include "campaign/ledger.h"
 #include "campaign/reference_store.h"
+#include "judge/output_check.h"
 #include "judge/paired.h"
 #include "judge/roofline.h"
 #include "judge/timing.h"
@@ -176,6 +177,9 @@ private:
   // (the final report judges one kernel three times, on the same values): outputs proved once
   // need no golden again (judge/timing.h).
   std::shared_ptr<judge::ProvedOutputs> m_proved = std::make_shared<judge::ProvedOutputs>();
+  // And their correctness trials compare the same bytes again (a probe's variants, a gate after
+  // the submission's check, the final report's three judgements): one comparison serves them.
+  std::shared_ptr<judge::ComparedOutputs> m_compared = std::make_shared<judge::ComparedOutputs>();
   JudgeSettings m_settings;
   util::ProcessRunner& m_runner;
   std::string m_version;

@@ -63,6 +63,7 @@ struct CaseResult {
   std::vector<std::pair<std::string, core::Comparison>> comparisons; // per output, worst trial
   std::vector<TrialSummary> trials;
   bool nondeterministic = false; // the repeated call produced different bytes
+  int comparisons_reused = 0;    // trials whose outputs an earlier check compared (ComparedOutputs)
   std::string output_tail;       // the worker's last output, for crashes and errors
   std::string sandbox;           // what the worker's sandbox enforced, as it reported when loading
 

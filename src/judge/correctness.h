@@ -9,10 +9,12 @@
 #include "core/task.h"
 #include "judge/case_result.h"
 #include "judge/golden.h"
+#include "judge/output_check.h"
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 
 namespace temper::judge {
 
@@ -26,6 +28,9 @@ struct CorrectnessConfig {
   size_t memory_limit_bytes = size_t{4} << 30;
   int trials = 3;
   uint64_t job_seed = 0;
+  // Set: comparisons made by earlier checks of the same task (a probe's variants, a campaign's
+  // judgements) answer a trial whose inputs and output bytes they saw, and this check's are added.
+  std::shared_ptr<ComparedOutputs> compared;
 };
 
 // Fills the correctness fields of `result` (status, errors, trials). Golden outputs come from

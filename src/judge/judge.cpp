@@ -369,6 +369,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   cc.memory_limit_bytes = opt.memory_limit_bytes;
   cc.trials = trials;
   cc.job_seed = job_seed;
+  cc.compared = opt.compared;
   std::atomic<int> checked{0};
   parallel_for(cases.size(), jobs, [&](size_t i) {
     CaseResult& r = report.cases[i];

@@ -9,6 +9,7 @@
 #include "judge/profile/profile_phase.h"
 #include "judge/pypto_backend.h"
 #include "judge/roofline.h"
+#include "judge/output_check.h"
 #include "judge/timing.h"
 #include "util/error.h"
 #include "util/process.h"
@@ -75,6 +76,9 @@ struct JudgeOptions {
   std::optional<SealedRef> sealed_candidate; // set: judge this sealed reference's artifacts instead of `candidate`
   std::optional<profile::ProfilePhaseOptions> profile; // set: metrics and mechanism expectations
   PyptoOptions pypto;                    // with backend pypto
+  // Comparisons made by earlier judgements of the same task in this process (a campaign's),
+  // which this one's correctness trials may rely on and add to (CorrectnessConfig::compared).
+  std::shared_ptr<ComparedOutputs> compared;
 };
 
 struct JudgeReport {

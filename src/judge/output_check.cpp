@@ -2,6 +2,7 @@
 
 #include "core/index_check.h"
 #include "judge/common.h"
+#include "util/hash.h"
 
 #include <fmt/format.h>
 
@@ -94,6 +95,37 @@ Expected<std::vector<OutputCheck>> check_outputs_lowp_on_demand(
   if (lowp || !wanted || !needs_low_precision(task, gold.outputs)) return checks;
   TEMPER_TRY_ASSIGN(lowp, compute_lowp());
   return check_outputs(task, c, inputs, gold, &*lowp, got);
+}
+
+std::string ComparedOutputs::key(const core::Operator& op, const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                                 const std::vector<unsigned char>& output_bytes) {
+  util::Hasher h;
+  h.add("temper compared outputs, version 1").add(op.name).add(c.to_json().dump());
+  for (const auto& t : inputs) {
+    h.add(t.spec.name).add(static_cast<int64_t>(t.spec.bytes()));
+    h.add_raw(t.buffer.data(), t.spec.bytes());
+  }
+  h.add(static_cast<int64_t>(output_bytes.size()));
+  h.add_raw(output_bytes.data(), output_bytes.size());
+  return h.hex();
+}
+
+std::optional<std::vector<OutputCheck>> ComparedOutputs::find(const std::string& key) const {
+  std::lock_guard lock(m_mu);
+  auto it = m_checks.find(key);
+  if (it == m_checks.end()) return std::nullopt;
+  ++m_hits;
+  return it->second;
+}
+
+void ComparedOutputs::insert(const std::string& key, const std::vector<OutputCheck>& checks) {
+  std::lock_guard lock(m_mu);
+  m_checks.emplace(key, checks);
+}
+
+int ComparedOutputs::hits() const {
+  std::lock_guard lock(m_mu);
+  return m_hits;
 }
 
 } // namespace temper::judge

@@ -12,6 +12,8 @@
 #include "util/error.h"
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,5 +38,26 @@ Expected<std::vector<OutputCheck>> check_outputs_lowp_on_demand(
     const core::Task& task, const core::Case& c, const std::vector<core::HostTensor>& inputs, const GoldenResult& gold,
     std::optional<GoldenResult>& lowp, const std::vector<std::vector<double>>& got,
     const std::function<Expected<GoldenResult>()>& compute_lowp);
+
+// Comparisons already made, by everything that decides one: the case, the call's inputs and
+// the candidate's output bytes (one XXH3-128 over all of them). The golden and the tolerances are
+// the task's, which the owner holds fixed (a probe's variants, a campaign's judgements). They
+// compare the same bytes against the same golden again and again: a probe's variants on the same
+// trial inputs (most knobs move data and leave the arithmetic alone), a campaign's gate after the
+// submission's correctness check, the final report's three judgements of one kernel. What a
+// comparison gives is a function of its key, so a hit is that comparison. Thread-safe.
+class ComparedOutputs {
+public:
+  static std::string key(const core::Operator& op, const core::Case& c, const std::vector<core::HostTensor>& inputs,
+                         const std::vector<unsigned char>& output_bytes);
+  std::optional<std::vector<OutputCheck>> find(const std::string& key) const;
+  void insert(const std::string& key, const std::vector<OutputCheck>& checks);
+  int hits() const;
+
+private:
+  mutable std::mutex m_mu;
+  mutable int m_hits = 0;
+  std::map<std::string, std::vector<OutputCheck>> m_checks;
+};
 
 } // namespace temper::judge

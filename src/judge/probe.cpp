@@ -366,6 +366,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
   cc.memory_limit_bytes = opt.memory_limit_bytes;
   cc.trials = trials;
   cc.job_seed = job_seed;
+  cc.compared = opt.compared ? opt.compared : std::make_shared<ComparedOutputs>();
   std::mutex err_mu;
   std::optional<Error> first_error;
   std::atomic<int> checked{0};
@@ -503,7 +504,8 @@ nlohmann::json variant_json(const ProbeVariant& v) {
       {"status", status_name(r.status)},
       {"compile", {{"seconds", r.compile_seconds}, {"cache_hit", r.compile_cache_hit}}},
       {"correctness", {{"trials", r.trials_run}, {"max_abs_error", json_number(r.max_abs)}, {"max_rel_error", json_number(r.max_rel)},
-                       {"mismatches", r.mismatches}, {"nondeterministic", r.nondeterministic}, {"kernel_seconds", r.kernel_seconds}}},
+                       {"mismatches", r.mismatches}, {"nondeterministic", r.nondeterministic}, {"kernel_seconds", r.kernel_seconds},
+                       {"comparisons_reused", r.comparisons_reused}}},
       {"timing", nullptr},
   };
   if (!r.message.empty()) j["message"] = r.message;

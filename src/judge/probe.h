@@ -12,6 +12,7 @@
 #include "build/knobs.h"
 #include "judge/case_result.h"
 #include "judge/judge.h"
+#include "judge/output_check.h"
 #include "util/error.h"
 #include "util/process.h"
 
@@ -79,6 +80,9 @@ struct ProbeOptions {
   // Variants timed together in one job, against one run of the reference; fewer where their
   // arenas would not fit in a quarter of the memory available. 1: a job per variant.
   int variants_per_job = 8;
+  // Comparisons shared with earlier judgements of the task (CorrectnessConfig::compared); unset:
+  // the probe's own, which its variants share.
+  std::shared_ptr<ComparedOutputs> compared;
   // The reference (default: the task's reference for the backend), protocol, stop rule and noise floor.
   // The tier and job counts are ignored: a probe is one measurement job per group of variants.
   TimingOptions timing;

@@ -199,6 +199,7 @@ nlohmann::json case_to_json(const CaseResult& c) {
       {"mismatches", c.mismatches},
       {"trials", c.trials_run},
       {"nondeterministic", c.nondeterministic},
+      {"comparisons_reused", c.comparisons_reused},
       {"kernel_seconds", c.kernel_seconds},
       {"kernel_cpu_seconds", c.kernel_cpu_seconds},
       {"time_kind", c.time_kind},

@@ -107,6 +107,11 @@ TEST(ProbeE2E, RanksVariantsAndListsBrokenOnesLast) {
   ASSERT_NE(broken_row, std::string::npos) << r.output;
   EXPECT_LT(fast_row, slow_row);
   EXPECT_LT(slow_row, broken_row);
+  // The variants compute on the same trial inputs, and the two broken ones, like the two honest
+  // ones, give the same bytes: a variant checked after its twin reuses its comparisons.
+  int reused = 0;
+  for (const auto& [label, v] : r.by_label) reused += v["correctness"]["comparisons_reused"].get<int>();
+  EXPECT_GE(reused, 1) << r.report["variants"].dump(2);
   // Progress on stderr: both variants in one job, against one run of the reference.
   EXPECT_NE(r.output.find("timing variants 1-2/2 in one job"), std::string::npos) << r.output;
   EXPECT_GE(r.report["timing"]["variants_per_job"].get<int>(), 2) << r.report["timing"].dump();
