@@ -447,7 +447,7 @@ Expected<ProbeReport> run_probe(const ProbeOptions& opt, util::ProcessRunner& ru
       in.candidate_artifacts.push_back(builds[timed[g]]->artifact);
       ptrs.push_back(&one);
     }
-    Status s = run_shared_timing_phase(in, to, tc, golden, ptrs, progress);
+    Status s = run_shared_timing_phase(in, to, tc, golden, ptrs, progress, labels);
     for (size_t g = first; g < last; ++g) {
       JudgeReport& one = ones[g - first];
       ProbeVariant& v = variants[timed[g]];

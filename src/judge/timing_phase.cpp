@@ -113,7 +113,7 @@ std::optional<double> calibrated_noise(const std::optional<Calibration>& calibra
 
 // A job's result into its case: the status it folds in, the merged summary, a progress line.
 void record_job(CaseResult& r, const core::Case& c, bool confirmation, int job, uint64_t seed, bool calibrated, CaseTiming t,
-                double cap_s, util::Progress& progress) {
+                double cap_s, util::Progress& progress, const std::string& label = {}) {
   r.timing->calibrated = calibrated;
   r.timing->delta = t.delta;
   r.timing->jobs.push_back({confirmation, core::seed_id(seed), std::move(t)});
@@ -121,8 +121,8 @@ void record_job(CaseResult& r, const core::Case& c, bool confirmation, int job, 
   if (r.status != CaseStatus::Passed) return;
   summarize_timing_jobs(*r.timing);
   const auto& last = r.timing->jobs.back().result;
-  progress.line(fmt::format("case {}: {} job {}: speedup {:.3f} [{:.3f}, {:.3f}] {} ({} rounds, {})", c.id,
-                            confirmation ? "confirmation" : "measurement", job + 1, last.paired.estimate.speedup,
+  progress.line(fmt::format("case {}{}: {} job {}: speedup {:.3f} [{:.3f}, {:.3f}] {} ({} rounds, {})", c.id,
+                            label.empty() ? "" : ", " + label, confirmation ? "confirmation" : "measurement", job + 1, last.paired.estimate.speedup,
                             last.paired.estimate.speedup_lo, last.paired.estimate.speedup_hi, verdict_name(last.verdict),
                             last.paired.rounds, stop_reason_name(last.paired.stop_reason)));
 }
@@ -248,7 +248,8 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
 }
 
 Status run_shared_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
-                               GoldenRunner& golden, std::span<JudgeReport* const> reports, util::Progress& progress) {
+                               GoldenRunner& golden, std::span<JudgeReport* const> reports, util::Progress& progress,
+                               std::span<const std::string> labels) {
   if (options.tier != "probe" || in.cases.size() != 1 || in.reference_artifacts.size() != 1 ||
       in.candidate_artifacts.size() != reports.size())
     return fail("harness: a shared timing job is one probe case with an artifact per variant");
@@ -259,11 +260,13 @@ Status run_shared_timing_phase(const TimingPhaseInput& in, const TimingOptions& 
   const std::optional<double> noise = calibrated_noise(calibration, c.id);
   std::vector<std::filesystem::path> artifacts;
   std::vector<JudgeReport*> timed;
+  std::vector<std::string> timed_labels;
   for (size_t k = 0; k < reports.size(); ++k) {
     if (reports[k]->cases.front().status != CaseStatus::Passed) continue;
     reports[k]->cases.front().timing.emplace();
     artifacts.push_back(in.candidate_artifacts[k]);
     timed.push_back(reports[k]);
+    timed_labels.push_back(k < labels.size() ? labels[k] : std::string());
   }
   const std::vector<size_t> order = {0};
   if (!timed.empty()) {
@@ -272,7 +275,7 @@ Status run_shared_timing_phase(const TimingPhaseInput& in, const TimingOptions& 
                       time_case_shared(task, c, in.reference_artifacts.front(), artifacts, golden, config, in.job_seed, noise));
     for (size_t k = 0; k < timed.size(); ++k)
       record_job(timed[k]->cases.front(), c, false, 0, in.job_seed, noise.has_value(), std::move(results[k]), config.protocol.rule.cap_s,
-                 progress);
+                 progress, timed_labels[k]);
   }
   for (JudgeReport* r : reports) {
     if (r->cases.front().timing) TEMPER_TRY(finish_timing_phase(in, order, options, protocol, calibration_note, 1, 0, *r, progress));

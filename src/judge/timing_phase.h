@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace temper::judge {
@@ -38,7 +39,9 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
 // (time_case_shared): `in` holds the case, the reference and an artifact per variant, in the
 // order of `reports`, one-case reports whose case has passed its checks or says why not. Each
 // report gets what run_timing_phase would give it alone, over the rounds its variant took part in.
+// `labels` (one per report, or none) name the variants in the progress lines.
 Status run_shared_timing_phase(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
-                               GoldenRunner& golden, std::span<JudgeReport* const> reports, util::Progress& progress);
+                               GoldenRunner& golden, std::span<JudgeReport* const> reports, util::Progress& progress,
+                               std::span<const std::string> labels = {});
 
 } // namespace temper::judge
