@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -300,18 +301,16 @@ std::vector<PairedResult> measure_shared(TimedArm& ref, std::span<TimedArm* cons
     if (lives == 0) return estimate_paired(kernel_times(r.reference), kernel_times(r.candidate), options);
     return estimate_from_lives(log_ratios(r), lives_of(r.reference), options);
   };
-  auto estimate_at = [&](Pairing& p, const CiOptions& options, int lives) { return estimate_of(pair_view(p), options, lives); };
   CiOptions decided_ci = ci;
   decided_ci.confidence = rule.decided_confidence;
-  auto decided = [&](Pairing& p) {
-    if (!(rule.decided_band > 0)) return false;
-    const PairedEstimate d = estimate_at(p, decided_ci, life);
-    return d.ci_determined && (d.log_lo > rule.decided_band || d.log_hi < -rule.decided_band);
-  };
-  auto behind = [&](Pairing& p) {
-    if (!rule.behind_below) return false;
-    const PairedEstimate d = estimate_at(p, decided_ci, life);
-    return d.ci_determined && d.log_hi < *rule.behind_below;
+  // The rules that look at the stricter interval (one estimate serves both).
+  auto strict_stop = [&](const PairedResult& view) -> std::optional<StopReason> {
+    if (!(rule.decided_band > 0) && !rule.behind_below) return std::nullopt;
+    const PairedEstimate d = estimate_of(view, decided_ci, life);
+    if (!d.ci_determined) return std::nullopt;
+    if (rule.decided_band > 0 && (d.log_lo > rule.decided_band || d.log_hi < -rule.decided_band)) return StopReason::Decided;
+    if (rule.behind_below && d.log_hi < *rule.behind_below) return StopReason::Behind;
+    return std::nullopt;
   };
   auto stop = [&](Pairing& p, StopReason why) {
     p.active = false;
@@ -568,22 +567,18 @@ std::vector<PairedResult> measure_shared(TimedArm& ref, std::span<TimedArm* cons
       // The width rule waits for min_lives; the decided rule only for the 3 lives an interval
       // needs, since its stricter interval already pays for having few (Student's t at 2 degrees
       // of freedom and 99.9% is 31.6).
-      int lives_now = 0;
-      if (renewing) {
-        const PairedResult& view = pair_view(p);
-        lives_now = usable_lives(log_ratios(view), lives_of(view.reference));
-      }
+      const PairedResult& view = pair_view(p);
+      const int lives_now = renewing ? usable_lives(log_ratios(view), lives_of(view.reference)) : 0;
       if (renewing && lives_now < kMinLivesForInterval) continue;
       p.last_check = rounds;
       if (enough_samples && enough_time && (!renewing || lives_now >= std::max(rule.min_lives, kMinLivesForInterval))) {
-        const PairedEstimate e = estimate_at(p, ci, life);
+        const PairedEstimate e = estimate_of(view, ci, life);
         if (e.ci_determined && e.half_width <= rule.target_half_width) {
           stop(p, StopReason::CiTarget);
           continue;
         }
       }
-      if (decided(p)) stop(p, StopReason::Decided);
-      else if (behind(p)) stop(p, StopReason::Behind);
+      if (auto why = strict_stop(view)) stop(p, *why);
     }
   }
   return finish();

@@ -908,6 +908,12 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
   // longest pair's.
   double ref_kernel_total = 0;
   for (size_t k : measured) ref_kernel_total = std::max(ref_kernel_total, outs[k].paired.reference.kernel_seconds_total);
+  std::string reference_warning;
+  if (ref_activity.outside_call_cpu_seconds >
+      work_outside_allowance(ref_kernel_total) + kHarnessOutsideCallPerCall * ref_activity.timed_calls) {
+    reference_warning = fmt::format("the reference's threads used {:.1f} ms of CPU time outside its calls",
+                                    ref_activity.outside_call_cpu_seconds * 1e3);
+  }
   for (size_t k : measured) {
     CaseTiming& out = outs[k];
     const double cand_allowance = work_outside_allowance(out.paired.candidate.kernel_seconds_total) +
@@ -918,11 +924,7 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
       out.message = fmt::format("the candidate's threads used {:.1f} ms of CPU time outside its calls (allowed {:.1f} ms)",
                                 out.candidate_activity.outside_call_cpu_seconds * 1e3, cand_allowance * 1e3);
     }
-    if (ref_activity.outside_call_cpu_seconds >
-        work_outside_allowance(ref_kernel_total) + kHarnessOutsideCallPerCall * ref_activity.timed_calls) {
-      out.warning = fmt::format("the reference's threads used {:.1f} ms of CPU time outside its calls",
-                                ref_activity.outside_call_cpu_seconds * 1e3);
-    }
+    out.warning = reference_warning;
     out.verdict = out.unprovable || out.check_skipped ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
   }
   return outs;
