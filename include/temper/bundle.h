@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -81,7 +82,10 @@ inline std::string format_double(double v) {
 }
 
 // Writes the bundle to path. Returns an empty string on success, else what went wrong.
-inline std::string write_bundle(const std::string& path, const Bundle& b) {
+// `in_place`: an existing file is overwritten and cut to size rather than truncated first, so
+// its pages are reused (a golden server writes each output over the last; on a VM fresh pages
+// cost more than the bytes). Only for a file no reader holds mapped.
+inline std::string write_bundle(const std::string& path, const Bundle& b, bool in_place = false) {
   // Groups must cover the tensors in order, so that the element lines follow their list line.
   size_t next = 0;
   for (const Group& g : b.groups) {
@@ -126,17 +130,27 @@ inline std::string write_bundle(const std::string& path, const Bundle& b) {
   h << "end\n";
   std::string header = h.str();
   header.resize((header.size() + 63) / 64 * 64, '\0');
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::ofstream out;
+  if (in_place) out.open(path, std::ios::binary | std::ios::in | std::ios::out); // fails when absent
+  if (!out.is_open()) out.open(path, std::ios::binary | std::ios::trunc);
   if (!out) return "cannot open " + path + " for writing";
+  uint64_t total = header.size();
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   static const char zeros[64] = {};
   for (const Tensor& t : b.tensors) {
     out.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.size()));
     size_t pad = (64 - t.size() % 64) % 64;
     out.write(zeros, static_cast<std::streamsize>(pad));
+    total += t.size() + pad;
   }
   out.flush();
   if (!out) return "write failed: " + path;
+  out.close();
+  if (in_place) {
+    std::error_code ec;
+    std::filesystem::resize_file(path, total, ec);
+    if (ec) return "cannot cut " + path + " to size: " + ec.message();
+  }
   return {};
 }
 

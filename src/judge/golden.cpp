@@ -34,6 +34,8 @@ std::pair<std::string, std::string> golden_malloc_tunables() {
   return {"GLIBC_TUNABLES", tunables};
 }
 
+constexpr std::chrono::milliseconds kGoldenTimeout = std::chrono::seconds(1800);
+
 int index_of(GoldenPrecision p) { return p == GoldenPrecision::Fp64 ? 0 : 1; }
 
 temper_bundle::Attr to_bundle_attr(const std::string& name, const core::AttrValue& v) {
@@ -103,7 +105,10 @@ bool operator==(const GoldenValues& a, const GoldenValues& b) {
 
 GoldenRunner::GoldenRunner(const core::Task& task, build::CompileCache& cache, util::ProcessRunner& runner,
                            fs::path cache_dir)
-    : m_task(task), m_cache(cache), m_runner(runner), m_cache_dir(std::move(cache_dir)) {}
+    : m_task(task), m_cache(cache), m_runner(runner), m_cache_dir(std::move(cache_dir)) {
+  // A fake runner sees every golden command: no servers behind its back.
+  m_servers_off = dynamic_cast<util::RealProcessRunner*>(&runner) == nullptr;
+}
 
 Status GoldenRunner::prepare() {
   if (m_task.config.golden.empty()) {
@@ -210,6 +215,10 @@ Expected<std::vector<GoldenRunner::Pair>> GoldenRunner::outputs_uncached_pairs(
   if (m_exe[0].empty()) return fail("GoldenRunner::prepare() was not called");
   std::vector<Pair> out(sets.size());
   if (sets.empty()) return out;
+  if (!m_python) {
+    TEMPER_TRY_ASSIGN(std::optional<std::vector<Pair>> served, pairs_by_server(c, sets, low_precision));
+    if (served) return std::move(*served);
+  }
   util::TempDir tmp("temper-golden");
   auto file = [&](size_t i, std::string_view what) { return tmp.path() / fmt::format("{}{}.bundle", what, i); };
   for (size_t i = 0; i < sets.size(); ++i) TEMPER_TRY(write_inputs(c, *sets[i], file(i, "in")));
@@ -245,6 +254,51 @@ Expected<std::vector<GoldenRunner::Pair>> GoldenRunner::outputs_uncached_pairs(
   return out;
 }
 
+std::unique_ptr<GoldenServer> GoldenRunner::acquire_server(int k) {
+  if (m_servers_off) return nullptr;
+  // The allocator keeps what the golden frees (no mmap'd chunks, no trimming): the next golden
+  // of the case finds its pages already there.
+  auto tunables = golden_malloc_tunables();
+  tunables.second += ":glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=" + std::to_string(uint64_t{1} << 46);
+  auto server = GoldenServerPool::instance().take(m_exe[k], {tunables});
+  if (!server) {
+    m_servers_off = true; // processes of their own from now on, as before servers
+    return nullptr;
+  }
+  return std::move(*server);
+}
+
+void GoldenRunner::release_server(int k, std::unique_ptr<GoldenServer> server) {
+  GoldenServerPool::instance().give(m_exe[k], std::move(server));
+}
+
+Expected<std::optional<std::vector<GoldenRunner::Pair>>> GoldenRunner::pairs_by_server(
+    const core::Case& c, const std::vector<const std::vector<core::HostTensor>*>& sets, bool low_precision) {
+  std::vector<Pair> out(sets.size());
+  for (int k = 0; k < (low_precision ? 2 : 1); ++k) {
+    std::unique_ptr<GoldenServer> server = acquire_server(k);
+    if (!server) return std::nullopt;
+    for (size_t i = 0; i < sets.size(); ++i) {
+      TEMPER_TRY(write_inputs(c, *sets[i], server->input_file(), true));
+      const fs::path output = server->output_file();
+      Expected<double> seconds = server->run(output, kGoldenTimeout);
+      if (!seconds) {
+        const bool golden_said_so = server->usable();
+        release_server(k, std::move(server));
+        if (!golden_said_so) return std::nullopt; // a process of its own reports the failure as usual
+        return fail("the golden of task {} failed on case {}:\n{}", m_task.op.name, c.id, seconds.error().message);
+      }
+      TEMPER_TRY_ASSIGN(GoldenResult r, read_outputs(output));
+      r.seconds = *seconds;
+      if (!r.outputs.empty()) server->hold(output, r.outputs.front().values.owner());
+      if (k == 0) out[i].fp64 = std::move(r);
+      else out[i].lowp = std::move(r);
+    }
+    release_server(k, std::move(server));
+  }
+  return out;
+}
+
 Expected<GoldenResult> GoldenRunner::ensure(const core::Case& c, const std::vector<core::HostTensor>& inputs,
                                             GoldenPrecision precision) {
   int k = index_of(precision);
@@ -265,13 +319,24 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
   util::TempDir tmp("temper-golden");
   fs::path in_file = tmp.path() / "inputs.bundle";
   fs::path out_file = tmp.path() / "outputs.bundle";
-  TEMPER_TRY(write_inputs(c, inputs, in_file));
-
-  const int other = 1 - k;
-  const fs::path other_cached = m_python && !cached.empty() ? cached_path(key(c, inputs, other == 0 ? GoldenPrecision::Fp64
-                                                                                 : GoldenPrecision::LowPrecision))
-                                         : fs::path();
-  TEMPER_TRY_ASSIGN(double seconds, run_golden(c, in_file, k, out_file, other_cached));
+  std::optional<double> served;
+  if (std::unique_ptr<GoldenServer> server = m_python ? nullptr : acquire_server(k)) {
+    TEMPER_TRY(write_inputs(c, inputs, server->input_file(), true));
+    Expected<double> seconds = server->run(out_file, kGoldenTimeout);
+    const bool golden_said_so = !seconds && server->usable();
+    release_server(k, std::move(server));
+    if (golden_said_so) return fail("the golden of task {} failed on case {}:\n{}", m_task.op.name, c.id, seconds.error().message);
+    if (seconds) served = *seconds; // else a process of its own reports the failure as usual
+  }
+  if (!served) {
+    TEMPER_TRY(write_inputs(c, inputs, in_file));
+    const int other = 1 - k;
+    const fs::path other_cached = m_python && !cached.empty() ? cached_path(key(c, inputs, other == 0 ? GoldenPrecision::Fp64
+                                                                                   : GoldenPrecision::LowPrecision))
+                                           : fs::path();
+    TEMPER_TRY_ASSIGN(served, run_golden(c, in_file, k, out_file, other_cached));
+  }
+  const double seconds = *served;
   GoldenResult r;
   if (read) {
     TEMPER_TRY_ASSIGN(r, read_outputs(out_file));
@@ -285,7 +350,7 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
 }
 
 Status GoldenRunner::write_inputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
-                                  const fs::path& file) const {
+                                  const fs::path& file, bool in_place) const {
   temper_bundle::Bundle in;
   for (const auto& [name, value] : c.attrs) in.attrs.push_back(to_bundle_attr(name, value));
   for (const auto& t : inputs) {
@@ -306,7 +371,7 @@ Status GoldenRunner::write_inputs(const core::Case& c, const std::vector<core::H
       in.groups.push_back(temper_bundle::Group{name, std::string(core::input_kind_name(slot.kind)), slot.first, slot.count});
     }
   }
-  if (std::string err = temper_bundle::write_bundle(file.string(), in); !err.empty()) return fail("{}", err);
+  if (std::string err = temper_bundle::write_bundle(file.string(), in, in_place); !err.empty()) return fail("{}", err);
   return {};
 }
 
@@ -387,7 +452,7 @@ Expected<double> GoldenRunner::run_golden(const core::Case& c, const fs::path& i
 
 Expected<double> GoldenRunner::run_command(const core::Case& c, util::Command cmd) {
   cmd.env_set.push_back(golden_malloc_tunables());
-  cmd.timeout = std::chrono::seconds(1800);
+  cmd.timeout = kGoldenTimeout;
   util::ProcessResult pr = m_python ? run_python(cmd) : m_runner.run(cmd);
   if (!pr.ok()) {
     return fail("the golden of task {} failed on case {} ({}):\n{}", m_task.op.name, c.id, pr.describe(), pr.output);

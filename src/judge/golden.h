@@ -7,11 +7,13 @@
 #pragma once
 
 #include "build/compile_cache.h"
+#include "judge/golden_server.h"
 #include "judge/python_golden.h"
 #include "core/task.h"
 #include "core/tensor.h"
 #include "util/error.h"
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -40,6 +42,8 @@ public:
 
   const double* data() const { return m_data; }
   size_t size() const { return m_size; }
+  // What keeps the values valid (the mapped file), for a holder that must know when they are released.
+  std::weak_ptr<const void> owner() const { return m_owner; }
   bool empty() const { return m_size == 0; }
   const double* begin() const { return m_data; }
   const double* end() const { return m_data + m_size; }
@@ -129,7 +133,14 @@ private:
   Expected<GoldenResult> compute(const core::Case& c, const std::vector<core::HostTensor>& inputs, int k,
                                  const std::filesystem::path& cached, bool read);
   Status write_inputs(const core::Case& c, const std::vector<core::HostTensor>& inputs,
-                      const std::filesystem::path& file) const;
+                      const std::filesystem::path& file, bool in_place = false) const;
+  // outputs_uncached_pairs through golden servers (C++ goldens, a real process runner): none
+  // when no server can be had or one broke, and the caller runs golden processes instead.
+  Expected<std::optional<std::vector<Pair>>> pairs_by_server(const core::Case& c,
+                                                              const std::vector<const std::vector<core::HostTensor>*>& sets,
+                                                              bool low_precision);
+  std::unique_ptr<GoldenServer> acquire_server(int k);
+  void release_server(int k, std::unique_ptr<GoldenServer> server);
   // Runs the command; a Python golden writes both precisions, and the other one is cached too.
   Expected<double> run_golden(const core::Case& c, const std::filesystem::path& in_file, int k,
                               const std::filesystem::path& out_file, const std::filesystem::path& other_cached);
@@ -152,6 +163,10 @@ private:
   std::optional<PythonGolden> m_python; // set when the golden is a golden.py
   std::shared_ptr<backend::Forkserver> m_forkserver; // with m_python
   double m_compile_seconds = 0;
+  // Golden servers come from GoldenServerPool (a sampled check runs its batches on several
+  // threads, each on a server of its own), unless the process runner is a fake or a server
+  // could not start.
+  std::atomic<bool> m_servers_off{false};
   mutable std::mutex m_specs_mu; // outputs() runs on several threads (a judge's cases)
   std::map<int64_t, std::vector<core::TensorSpec>> m_specs;
 };

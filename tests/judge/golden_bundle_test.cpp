@@ -78,6 +78,29 @@ TEST(Bundle, ListsAndAbsentInputsTravelAsVersionTwoGroups) {
   EXPECT_TRUE(ctx.input_list("bias").empty());
 }
 
+// In place (a golden server's output over its last one): the file ends where the new bundle ends,
+// and reads back as the new bundle, whether it grew or shrank; a file not there yet is made.
+TEST(Bundle, WrittenInPlaceOverALargerOrSmallerOneReadsBackAsWritten) {
+  temper::util::TempDir dir;
+  std::string path = (dir.path() / "b").string();
+  temper_bundle::Bundle large, small;
+  large.tensors = {tensor("x", {1000}, 5)};
+  small.tensors = {tensor("y", {3}, 6)};
+  ASSERT_EQ(temper_bundle::write_bundle(path, large, true), "");
+  const auto large_size = std::filesystem::file_size(path);
+  for (const auto* b : {&small, &large, &small}) {
+    ASSERT_EQ(temper_bundle::write_bundle(path, *b, true), "");
+    temper_bundle::Bundle back;
+    ASSERT_EQ(temper_bundle::read_bundle(path, back), "");
+    ASSERT_EQ(back.tensors.size(), 1u);
+    EXPECT_EQ(back.tensors[0].name, b->tensors[0].name);
+    EXPECT_EQ(back.tensors[0].bytes, b->tensors[0].bytes);
+  }
+  EXPECT_LT(std::filesystem::file_size(path), large_size);
+  ASSERT_EQ(temper_bundle::write_bundle(path, large), "");
+  EXPECT_EQ(std::filesystem::file_size(path), large_size);
+}
+
 TEST(Bundle, MalformedGroupsAreRefused) {
   temper::util::TempDir dir;
   std::string path = (dir.path() / "b").string();

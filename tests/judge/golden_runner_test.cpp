@@ -114,5 +114,74 @@ TEST(GoldenRunner, ManySetsRunInOneProcessPerPrecisionAndAgreeWithOneSetAtATime)
   EXPECT_NE((*pairs)[0].fp64.outputs[0].values, (*pairs)[1].fp64.outputs[0].values);
 }
 
+// Bits, not ==: NaN outputs must match too.
+void expect_same_bits(const GoldenResult& got, const GoldenResult& want, const std::string& what) {
+  ASSERT_EQ(got.outputs.size(), want.outputs.size()) << what;
+  for (size_t o = 0; o < want.outputs.size(); ++o) {
+    ASSERT_EQ(got.outputs[o].values.size(), want.outputs[o].values.size()) << what;
+    EXPECT_EQ(0, std::memcmp(got.outputs[o].values.data(), want.outputs[o].values.data(),
+                             want.outputs[o].values.size() * sizeof(double)))
+        << what;
+  }
+}
+
+// With the real process runner, a sampled check's goldens run on servers kept for the runner's
+// life, each writing over output files whose results were released: held results stay intact,
+// every result agrees with a golden process of its own, and a golden's failure says why.
+TEST(GoldenRunner, ServersAgreeWithProcessesKeepHeldResultsAndSayWhyAGoldenFails) {
+  auto task = core::load_task(kSource / "tasks" / "swi_glu");
+  ASSERT_TRUE(task) << task.error().message;
+  const core::Case& c = smallest_case(*task);
+  util::TempDir dir;
+  build::CompileCache cache{dir.path() / "compile", build::CompilerSpec{"g++", {"-O1"}}, util::default_process_runner()};
+  GoldenRunner served(*task, cache, util::default_process_runner(), dir.path() / "golden");
+  CountingRunner runner;
+  GoldenRunner processes(*task, cache, runner, dir.path() / "golden");
+  ASSERT_TRUE(served.prepare());
+  ASSERT_TRUE(processes.prepare());
+
+  std::vector<std::vector<core::HostTensor>> sets;
+  for (int t = 0; t < 4; ++t) sets.push_back(core::generate_inputs(task->op, c, 99, t));
+  auto want = [&](int t, bool lowp) {
+    auto r = processes.outputs_uncached(c, sets[static_cast<size_t>(t)], lowp ? GoldenPrecision::LowPrecision : GoldenPrecision::Fp64);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? *r : GoldenResult{};
+  };
+
+  auto first = served.outputs_uncached_pairs(c, {&sets[0], &sets[1]}, true);
+  ASSERT_TRUE(first) << first.error().message;
+  // While the first results are held, more goldens on the same servers.
+  for (int t = 2; t < 4; ++t) {
+    auto later = served.outputs_uncached_pairs(c, {&sets[static_cast<size_t>(t)]}, false);
+    ASSERT_TRUE(later) << later.error().message;
+    expect_same_bits((*later)[0].fp64, want(t, false), "set " + std::to_string(t));
+  }
+  for (int t = 0; t < 2; ++t) {
+    const auto& pair = (*first)[static_cast<size_t>(t)];
+    expect_same_bits(pair.fp64, want(t, false), "held set " + std::to_string(t));
+    ASSERT_TRUE(pair.lowp.has_value());
+    expect_same_bits(*pair.lowp, want(t, true), "held low-precision set " + std::to_string(t));
+  }
+  EXPECT_NE((*first)[0].fp64.outputs[0].values, (*first)[1].fp64.outputs[0].values);
+  runner.runs = 0;
+  first = served.outputs_uncached_pairs(c, {&sets[3]}, false); // the first results released
+  ASSERT_TRUE(first) << first.error().message;
+  expect_same_bits((*first)[0].fp64, want(3, false), "after a release");
+  EXPECT_EQ(runner.runs, 1) << "only the process that gave the expected values ran as a process";
+
+  // SwiGLU's golden refuses an odd size along its dim, and says so.
+  core::Case odd = c;
+  for (auto& shape : odd.input_shapes)
+    for (auto& d : shape) d = 3;
+  auto odd_inputs = core::generate_inputs(task->op, odd, 99, 0);
+  auto refused = served.outputs_uncached_pairs(odd, {&odd_inputs}, false);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("not even"), std::string::npos) << refused.error().message;
+  // The server goes on.
+  auto after = served.outputs_uncached_pairs(c, {&sets[2]}, false);
+  ASSERT_TRUE(after) << after.error().message;
+  expect_same_bits((*after)[0].fp64, want(2, false), "after a failure");
+}
+
 } // namespace
 } // namespace temper::judge::golden_runner_test
