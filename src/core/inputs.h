@@ -36,4 +36,10 @@ std::vector<HostTensor> generate_inputs(const Operator& op, const Case& c, uint6
 // for every call this way.
 void regenerate_inputs(std::vector<HostTensor>& inputs, const Case& c, uint64_t job_seed, int trial);
 
+// Whether fill_input draws uniform floating-point values eight at a time (AVX-512 F, DQ, BW and
+// VL); the bytes are the scalar path's either way. allow_vector_fill(false) forces the
+// scalar path (tests compare the two).
+bool vector_fill_available();
+void allow_vector_fill(bool allow);
+
 } // namespace temper::core

@@ -175,6 +175,26 @@ TEST(FillInput, UniformValuesStayInRangeAndAreRoundedToTheDtype) {
   EXPECT_EQ(wide.finite, 10000);
 }
 
+// The AVX-512 path draws the scalar path's values bit for bit: every dtype it takes, ranges from
+// tiny to each dtype's largest, sizes with tails and with a block per thread.
+TEST(FillInput, TheVectorPathGivesTheScalarPathsBytes) {
+  if (!vector_fill_available()) GTEST_SKIP() << "this CPU has no AVX-512 F/DQ/BW/VL with F16C: only the scalar path runs";
+  const ValueRange ranges[] = {{-1, 1}, {-10, 10}, {-3, 6}, {-0.1, 0.1}, {0, 1e-6}, {-65504, 65504}, {-3.4e38, 3.4e38}, {5, 7}};
+  for (Dtype d : {Dtype::F64, Dtype::F32, Dtype::F16, Dtype::BF16}) {
+    for (const ValueRange& r : ranges) {
+      for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{13}, int64_t{4099}, int64_t{(1 << 20) + 333}}) {
+        allow_vector_fill(true);
+        HostTensor vec = make(d, {n}, r, 0x5eed + static_cast<uint64_t>(n));
+        allow_vector_fill(false);
+        HostTensor scalar = make(d, {n}, r, 0x5eed + static_cast<uint64_t>(n));
+        allow_vector_fill(true);
+        ASSERT_TRUE(same_bytes(vec, scalar, vec.spec.bytes()))
+            << dtype_name(d) << " [" << r.lo << ", " << r.hi << "], " << n << " elements";
+      }
+    }
+  }
+}
+
 TEST(FillInput, IntegersAreUniformOverTheClippedRange) {
   HostTensor a = make(Dtype::I32, {20000}, {-5, 5}, 31);
   std::set<double> seen;
