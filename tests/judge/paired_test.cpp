@@ -650,7 +650,7 @@ public:
   SteadyArm(FakeClock& clock, double seconds) : m_clock(clock), m_seconds(seconds) {}
   Expected<TimedSample> sample(CallContent) override {
     const double around = StopRule{}.overhead_allowance_s;
-    const double seconds = m_seconds + (calls++ == 0 ? first_call_extra : 0);
+    const double seconds = m_seconds + (calls++ < slow_calls ? first_call_extra : 0);
     m_clock.advance(seconds + around);
     TimedSample s;
     s.kernel_seconds = seconds;
@@ -660,7 +660,8 @@ public:
   bool renewable() const override { return renewable_flag; }
   Status renew() override { return {}; }
   bool renewable_flag = true;
-  double first_call_extra = 0; // what the process's first call costs on top
+  double first_call_extra = 0; // what the process's first calls cost on top
+  int slow_calls = 1;            // how many of them
   int calls = 0;
 
 private:
@@ -700,8 +701,9 @@ TEST(PairedCapForVerdict, IsTheSmallestCapThatFitsThreeRounds) {
   EXPECT_NEAR(cap_for_verdict(rule, 0), (25 + 3 + 2) * 1e-3, 1e-12);
 }
 
-// A worker's first call may cost more than the rest (0.70 s instead of 0.49 s for SwiGLU case
-// 5's reference): a marginal refusal at round 0 takes one more call first, a hopeless one not.
+// A worker's first calls may cost more than the rest (0.70 s instead of 0.49 s for SwiGLU case
+// 5's reference): a marginal refusal at round 0 takes up to two more calls first, a hopeless one
+// none.
 TEST(PairedCapForVerdict, ASlowFirstCallGetsASecondLookBeforeTooSlow) {
   FakeClock clock;
   SteadyArm ref(clock, 0.4), cand(clock, 0.04);
@@ -712,6 +714,25 @@ TEST(PairedCapForVerdict, ASlowFirstCallGetsASecondLookBeforeTooSlow) {
   EXPECT_EQ(r.status, PairedStatus::Measured);
   EXPECT_EQ(r.rounds, 3);
   EXPECT_EQ(r.reference.warmup_calls, 2 + 2); // the initial two, one after each renewal
+  // Its first two calls slow (a PyTorch arm allocating afresh on a VM): a third call, then it
+  // fits. 0.8 + 5 x 0.8 does not fit a 4.2 s cap, 1.6 + 5 x 0.8 neither, 2.0 + 5 x 0.4 does.
+  StopRule roomy = rule;
+  roomy.cap_s = 4.2;
+  FakeClock clock3;
+  SteadyArm ref3(clock3, 0.4), cand3(clock3, 0.04);
+  ref3.first_call_extra = 0.4;
+  ref3.slow_calls = 2;
+  PairedResult twice = measure_paired(ref3, cand3, clock3, roomy, 3, 4);
+  EXPECT_EQ(twice.status, PairedStatus::Measured);
+  EXPECT_EQ(twice.reference.warmup_calls, 3 + 2);
+  // Never more than two looks: slow three times is refused after its third call.
+  FakeClock clock4;
+  SteadyArm ref4(clock4, 0.4), cand4(clock4, 0.04);
+  ref4.first_call_extra = 0.4;
+  ref4.slow_calls = 3;
+  PairedResult thrice = measure_paired(ref4, cand4, clock4, roomy, 3, 4);
+  EXPECT_EQ(thrice.status, PairedStatus::TooSlow);
+  EXPECT_EQ(ref4.calls, 3);
   // Ten times the cost on the first call: fitting would need it to be an outlier of more
   // than 2x, so no second look.
   FakeClock clock2;
