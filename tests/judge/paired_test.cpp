@@ -718,21 +718,23 @@ TEST(PairedCapForVerdict, ASlowFirstCallGetsASecondLookBeforeTooSlow) {
   // fits. 0.8 + 5 x 0.8 does not fit a 4.2 s cap, 1.6 + 5 x 0.8 neither, 2.0 + 5 x 0.4 does.
   StopRule roomy = rule;
   roomy.cap_s = 4.2;
-  FakeClock clock3;
-  SteadyArm ref3(clock3, 0.4), cand3(clock3, 0.04);
-  ref3.first_call_extra = 0.4;
-  ref3.slow_calls = 2;
-  PairedResult twice = measure_paired(ref3, cand3, clock3, roomy, 3, 4);
+  // A 0.4 s reference whose first `slow_calls` calls cost 0.8 s: the result and its calls.
+  auto slow_start = [&roomy](int slow_calls) {
+    FakeClock c;
+    SteadyArm late(c, 0.4), quick(c, 0.04);
+    late.first_call_extra = 0.4;
+    late.slow_calls = slow_calls;
+    PairedResult res = measure_paired(late, quick, c, roomy, 3, 4);
+    return std::make_pair(res, late.calls);
+  };
+  const auto [twice, twice_calls] = slow_start(2);
   EXPECT_EQ(twice.status, PairedStatus::Measured);
   EXPECT_EQ(twice.reference.warmup_calls, 3 + 2);
   // Never more than two looks: slow three times is refused after its third call.
-  FakeClock clock4;
-  SteadyArm ref4(clock4, 0.4), cand4(clock4, 0.04);
-  ref4.first_call_extra = 0.4;
-  ref4.slow_calls = 3;
-  PairedResult thrice = measure_paired(ref4, cand4, clock4, roomy, 3, 4);
+  const auto [thrice, thrice_calls] = slow_start(3);
   EXPECT_EQ(thrice.status, PairedStatus::TooSlow);
-  EXPECT_EQ(ref4.calls, 3);
+  EXPECT_EQ(thrice_calls, 3);
+  EXPECT_GT(twice_calls, thrice_calls);
   // Ten times the cost on the first call: fitting would need it to be an outlier of more
   // than 2x, so no second look.
   FakeClock clock2;
