@@ -1,5 +1,7 @@
 #include "backend/worker.h"
 
+#include "util/unique_fd.h"
+
 #include "backend/device_profile.h"
 #include "backend/forkserver.h"
 #include "backend/protocol.h"
@@ -57,28 +59,7 @@ constexpr auto kDeathGrace = 2s;  // reply channel closed: how long the process 
 constexpr auto kExitGrace = 1s;   // ~Worker: how long EXIT gets before SIGKILL
 constexpr auto kPollTick = 50ms;  // liveness checks when pidfd_open is unavailable
 
-class UniqueFd {
-public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : m_fd(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : m_fd(std::exchange(o.m_fd, -1)) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept {
-    if (this != &o) reset(std::exchange(o.m_fd, -1));
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-  int get() const { return m_fd; }
-  bool valid() const { return m_fd >= 0; }
-  void reset(int fd = -1) {
-    if (m_fd >= 0) ::close(m_fd);
-    m_fd = fd;
-  }
-
-private:
-  int m_fd = -1;
-};
+using util::UniqueFd;
 
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) {

@@ -272,6 +272,15 @@ void GoldenRunner::release_server(int k, std::unique_ptr<GoldenServer> server) {
   GoldenServerPool::instance().give(m_exe[k], std::move(server));
 }
 
+Expected<std::optional<double>> GoldenRunner::run_on_server(GoldenServer& server, const core::Case& c,
+                                                            const std::vector<core::HostTensor>& inputs, const fs::path& output) {
+  TEMPER_TRY(write_inputs(c, inputs, server.input_file(), true));
+  Expected<double> seconds = server.run(output, kGoldenTimeout);
+  if (seconds) return std::optional<double>(*seconds);
+  if (!server.usable()) return std::optional<double>(); // a process of its own reports the failure as usual
+  return fail("the golden of task {} failed on case {}:\n{}", m_task.op.name, c.id, seconds.error().message);
+}
+
 Expected<std::optional<std::vector<GoldenRunner::Pair>>> GoldenRunner::pairs_by_server(
     const core::Case& c, const std::vector<const std::vector<core::HostTensor>*>& sets, bool low_precision) {
   std::vector<Pair> out(sets.size());
@@ -279,17 +288,15 @@ Expected<std::optional<std::vector<GoldenRunner::Pair>>> GoldenRunner::pairs_by_
     std::unique_ptr<GoldenServer> server = acquire_server(k);
     if (!server) return std::nullopt;
     for (size_t i = 0; i < sets.size(); ++i) {
-      TEMPER_TRY(write_inputs(c, *sets[i], server->input_file(), true));
       const fs::path output = server->output_file();
-      Expected<double> seconds = server->run(output, kGoldenTimeout);
-      if (!seconds) {
-        const bool golden_said_so = server->usable();
+      Expected<std::optional<double>> seconds = run_on_server(*server, c, *sets[i], output);
+      if (!seconds || !*seconds) {
         release_server(k, std::move(server));
-        if (!golden_said_so) return std::nullopt; // a process of its own reports the failure as usual
-        return fail("the golden of task {} failed on case {}:\n{}", m_task.op.name, c.id, seconds.error().message);
+        if (!seconds) return tl::unexpected(seconds.error());
+        return std::nullopt;
       }
       TEMPER_TRY_ASSIGN(GoldenResult r, read_outputs(output));
-      r.seconds = *seconds;
+      r.seconds = **seconds;
       if (!r.outputs.empty()) server->hold(output, r.outputs.front().values.owner());
       if (k == 0) out[i].fp64 = std::move(r);
       else out[i].lowp = std::move(r);
@@ -321,12 +328,9 @@ Expected<GoldenResult> GoldenRunner::compute(const core::Case& c, const std::vec
   fs::path out_file = tmp.path() / "outputs.bundle";
   std::optional<double> served;
   if (std::unique_ptr<GoldenServer> server = m_python ? nullptr : acquire_server(k)) {
-    TEMPER_TRY(write_inputs(c, inputs, server->input_file(), true));
-    Expected<double> seconds = server->run(out_file, kGoldenTimeout);
-    const bool golden_said_so = !seconds && server->usable();
+    Expected<std::optional<double>> seconds = run_on_server(*server, c, inputs, out_file);
     release_server(k, std::move(server));
-    if (golden_said_so) return fail("the golden of task {} failed on case {}:\n{}", m_task.op.name, c.id, seconds.error().message);
-    if (seconds) served = *seconds; // else a process of its own reports the failure as usual
+    TEMPER_TRY_ASSIGN(served, std::move(seconds));
   }
   if (!served) {
     TEMPER_TRY(write_inputs(c, inputs, in_file));

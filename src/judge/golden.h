@@ -139,6 +139,11 @@ private:
   Expected<std::optional<std::vector<Pair>>> pairs_by_server(const core::Case& c,
                                                               const std::vector<const std::vector<core::HostTensor>*>& sets,
                                                               bool low_precision);
+  // One golden on `server`: the inputs written over its input file, the outputs into `output`.
+  // Its seconds; none when the server broke (it has ended); an error when the golden failed.
+  Expected<std::optional<double>> run_on_server(GoldenServer& server, const core::Case& c,
+                                                const std::vector<core::HostTensor>& inputs,
+                                                const std::filesystem::path& output);
   std::unique_ptr<GoldenServer> acquire_server(int k);
   void release_server(int k, std::unique_ptr<GoldenServer> server);
   // Runs the command; a Python golden writes both precisions, and the other one is cached too.

@@ -1,6 +1,7 @@
 #include "judge/golden_server.h"
 
 #include "util/clock.h"
+#include "util/unique_fd.h"
 
 #include <fmt/format.h>
 
@@ -23,28 +24,17 @@ namespace fs = std::filesystem;
 
 namespace temper::judge {
 
-namespace {
-
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-} // namespace
-
 Expected<std::unique_ptr<GoldenServer>> GoldenServer::start(const fs::path& exe,
                                                             const std::vector<std::pair<std::string, std::string>>& env_set) {
   std::unique_ptr<GoldenServer> s(new GoldenServer());
   s->m_input = s->m_dir.path() / "in.bundle";
   s->m_log = s->m_dir.path() / "golden.log";
-  Fd devnull{::open("/dev/null", O_RDONLY | O_CLOEXEC)};
-  Fd log{::open(s->m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)};
+  util::UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  util::UniqueFd log(::open(s->m_log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   int pair[2];
-  if (devnull.fd < 0 || log.fd < 0 || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+  if (!devnull.valid() || !log.valid() || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     return fail("cannot set up a golden server: {}", std::strerror(errno));
-  Fd ours{pair[0]}, theirs{pair[1]};
+  util::UniqueFd ours(pair[0]), theirs(pair[1]);
 
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
@@ -63,10 +53,10 @@ Expected<std::unique_ptr<GoldenServer>> GoldenServer::start(const fs::path& exe,
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
   posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, devnull.fd, 0);
-  posix_spawn_file_actions_adddup2(&actions, log.fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, log.fd, 2);
-  posix_spawn_file_actions_adddup2(&actions, theirs.fd, 3);
+  posix_spawn_file_actions_adddup2(&actions, devnull.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, log.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, log.get(), 2);
+  posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
   // Its own process group, so that ending it ends what it started; signals as a fresh process has them.
   sigset_t none, defaults;
   sigemptyset(&none);
@@ -82,8 +72,7 @@ Expected<std::unique_ptr<GoldenServer>> GoldenServer::start(const fs::path& exe,
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return fail("cannot start the golden server {}: {}", program, std::strerror(rc));
   s->m_pid = pid;
-  s->m_fd = ours.fd;
-  ours.fd = -1;
+  s->m_fd = ours.release();
   return s;
 }
 
