@@ -24,6 +24,7 @@ json judge_call_to_json(const JudgeCall& c) {
             {"store", c.store.string()},
             {"torch_reference", c.torch_reference},
             {"torch_threads", c.torch_threads},
+            {"also_torch_threads", c.also_torch_threads},
             {"tier", c.tier},
             {"cases", c.cases},
             {"grid", c.grid},
@@ -47,6 +48,7 @@ Expected<JudgeCall> judge_call_from_json(const json& j) {
     c.store = j.value("store", "");
     c.torch_reference = j.value("torch_reference", false);
     c.torch_threads = j.value("torch_threads", -1);
+    c.also_torch_threads = j.value("also_torch_threads", std::vector<int>());
     c.tier = j.value("tier", "gate");
     c.cases = j.value("cases", std::vector<int64_t>());
     c.grid = j.value("grid", std::vector<std::string>());

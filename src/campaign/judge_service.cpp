@@ -301,6 +301,7 @@ Expected<JudgeOutcome> RealJudgeService::judge(const JudgeCall& call) {
       o.timing->torch_threads = call.torch_threads;
     }
     else o.timing->sealed = *sealed;
+    o.timing->also_torch_threads = call.also_torch_threads;
     o.timing->proved = m_proved;
   }
   o.compared = m_compared;

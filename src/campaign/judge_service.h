@@ -40,6 +40,9 @@ struct JudgeCall {
   // of a sealed reference: the final report's "vs PyTorch" column.
   bool torch_reference = false;
   int torch_threads = -1;           // judge::TimingOptions::torch_threads (-1 the kernel's, 0 PyTorch's default)
+  // The same judgement also against PyTorch at these thread counts, in the same jobs
+  // (judge::TimingOptions::also_torch_threads): the report's "also" entries.
+  std::vector<int> also_torch_threads;
   std::string tier = "gate";        // correctness | probe | gate
   std::vector<int64_t> cases;       // empty: every case of the task
   std::vector<std::string> grid;    // probe only: "NAME=v1,v2"

@@ -100,6 +100,10 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     std::cerr << "temper: --torch-threads applies to --reference torch\n";
     return kExitUsage;
   }
+  if (!a.also_torch.empty() && a.reference.empty()) {
+    std::cerr << "temper: --also-torch times PyTorch beside a reference: add --reference\n";
+    return kExitUsage;
+  }
   o.progress = !a.quiet;
   o.temper_version = TEMPER_VERSION;
   o.pypto = a.pypto;
@@ -167,6 +171,16 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
     return kExitUsage;
   }
   judge::print_table(*report, std::cout, ::isatty(1) != 0);
+  // The PyTorch arms timed beside the reference (--also-torch): a table each, or why not.
+  for (const auto& also : report->also) {
+    const std::string at = also.torch_threads == 0 ? "its default threads" : fmt::format("{} thread{}", also.torch_threads, also.torch_threads == 1 ? "" : "s");
+    if (!also.report) {
+      std::cout << "\nagainst PyTorch at " << at << ": not timed: " << also.error << "\n";
+      continue;
+    }
+    std::cout << "\nagainst PyTorch at " << at << " (the same jobs):\n";
+    judge::print_table(*also.report, std::cout, ::isatty(1) != 0);
+  }
   nlohmann::json doc = judge::report_to_json(*report);
   // The knowledge base's name for this machine, for readers of the report (the judge below
   // the kb layer does not know it).

@@ -69,6 +69,19 @@ Expected<judge::TimingOptions> timing_options(const TimingArgs& a, bool calibrat
       t.torch_threads = *n;
     }
   }
+  if (!a.also_torch.empty()) {
+    if (a.reference.empty()) return fail("--also-torch times PyTorch beside a reference: add --reference");
+    std::stringstream list(a.also_torch);
+    for (std::string item; std::getline(list, item, ',');) {
+      if (item == "default") {
+        t.also_torch_threads.push_back(0);
+        continue;
+      }
+      auto n = core::parse_thread_count(item);
+      if (!n) return fail("--also-torch: give thread counts, N or default, separated by commas, not '{}'", a.also_torch);
+      t.also_torch_threads.push_back(*n);
+    }
+  }
   p.rule.cap_s = a.tier == "probe" ? std::min(a.cap_s, 3.0) : a.cap_s;
   p.rule.target_half_width = std::log1p(a.target_pct / 100.0);
   p.rule.min_samples = a.min_samples;
@@ -98,6 +111,12 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   cmd->add_option("--torch-threads", a.torch_threads,
                   "With --reference torch: PyTorch's threads, N or default (PyTorch's own choice, every CPU) (default: the kernel's threads)")
       ->group(group);
+  if (set == TimingFlagSet::WithTiers) {
+    cmd->add_option("--also-torch", a.also_torch,
+                    "Also time the candidate against the task's PyTorch function at these thread counts (N or default, comma-separated), "
+                    "in the same jobs as --reference: one report each, its correctness checks and calls paid once")
+        ->group(group);
+  }
   cmd->add_option("--reference-flags", a.reference_flags, "Optimization flags for the reference (must equal the candidate's)")->group(group);
   if (set == TimingFlagSet::WithTiers) {
     cmd->add_option("--tier", a.tier, "probe (first case, short cap) or gate (every case, measurement + confirmation jobs)")->capture_default_str()->group(group);

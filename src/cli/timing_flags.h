@@ -40,6 +40,7 @@ struct TimingArgs {
   std::string content_maker; // empty: the backend's default
   std::string threads;       // empty: temper.yaml's threads; N or all
   std::string torch_threads; // --reference torch: empty, the kernel's; N; default (PyTorch's own)
+  std::string also_torch;    // PyTorch arms beside the reference, in its jobs: "1,default"
 };
 
 // Which flags a subcommand offers: WithTiers adds --tier, --measure-jobs and --confirm-jobs

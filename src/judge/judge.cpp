@@ -78,6 +78,133 @@ fs::path default_worker_exe() {
   return exe.parent_path() / "temper-worker";
 }
 
+namespace {
+
+// What the report says of a PyTorch reference: what the runner said when it loaded ("torch
+// 2.15.0, 1 thread", and float32 where torch's CPU kernels lack the case's dtype), the function,
+// the threads.
+nlohmann::json torch_reference_context(const JudgeReport& report, const fs::path& function, int threads) {
+  std::string loaded;
+  for (const auto& c : report.cases)
+    if (c.timing)
+      for (const auto& job : c.timing->jobs)
+        if (loaded.empty()) loaded = job.result.reference_worker;
+  return {{"torch", loaded.substr(0, loaded.find(';'))},
+          {"function", function.string()},
+          {"threads", threads == 0 ? nlohmann::json("default") : nlohmann::json(threads)}};
+}
+
+// The PyTorch arm's timing configuration on top of the judgement's (run_judge): its runner, its
+// threads and, at more threads than the kernel's, every CPU on the wall clock.
+void use_torch_reference(TimingConfig& tc, const TorchReference& torch, int torch_threads, const TimingOptions& options, int kernel_threads) {
+  tc.reference_command = torch.argv;
+  // torch is imported once for the whole judgement, not once per worker life (seconds each).
+  tc.reference_forkserver = std::make_shared<backend::Forkserver>();
+  tc.reference_threads = torch_threads;
+  // PyTorch on more threads than the kernel needs the CPUs for them: both arms then share
+  // every CPU temper may use, timed by the wall clock (unless the flags chose otherwise).
+  if (torch_threads != 1 && torch_threads != kernel_threads) {
+    if (options.protocol.cpus.empty()) tc.protocol.cpus = {};
+    if (options.protocol.clock.empty()) tc.protocol.clock = std::string(kClockMonotonic);
+  }
+}
+
+// Two timing configurations whose protocols differ at most in the cold step can share jobs.
+bool same_protocol_but_cold_step(const TimingConfig& a, const TimingConfig& b) {
+  MeasurementProtocol pa = a.protocol, pb = b.protocol;
+  pa.cold_step.clear();
+  pb.cold_step.clear();
+  return pa.to_json() == pb.to_json();
+}
+
+// Everything the timing phase needs from run_judge to set up further references' arms.
+struct AlsoSetup {
+  const core::Task* task = nullptr;
+  const KernelBackend* backend = nullptr;
+  build::CompileCache* cache = nullptr;
+  const build::CompilerIdentity* compiler_id = nullptr;
+  const JudgeOptions* opt = nullptr;
+};
+
+// The timing phase with TimingOptions::also_torch_threads: the reference and every PyTorch arm
+// whose protocol is the reference's in the same jobs (one cold step for all: the buffer), the
+// others in jobs of their own, each into its JudgeReport::also entry. Errors are the
+// reference's; a PyTorch arm's is its entry's.
+Status run_timing_with_also(const AlsoSetup& setup, const TimingPhaseInput& in, TimingConfig tc, const ReferenceArm& primary,
+                            bool primary_is_torch, GoldenRunner& golden, JudgeReport& report, std::vector<fs::path>& torch_functions,
+                            util::Progress& progress) {
+  const TimingOptions& options = *setup.opt->timing;
+  const core::Task& task = *setup.task;
+  struct Group {
+    TimingConfig config;
+    std::vector<AgainstReference> refs;
+  };
+  std::vector<Group> groups(1);
+  AgainstReference first;
+  first.artifacts = in.reference_artifacts;
+  first.arm = primary;
+  first.key = in.reference_key;
+  first.label = primary_is_torch ? "PyTorch" : "reference";
+  first.report = &report;
+  first.required = true;
+  groups[0].refs.push_back(std::move(first));
+  bool torch_beside_primary = false;
+  for (int threads : options.also_torch_threads) {
+    JudgeReport::Also& also = report.also.emplace_back();
+    also.torch_threads = threads;
+    torch_functions.emplace_back();
+    auto torch = prepare_torch_reference(task, threads);
+    if (!torch) {
+      also.error = torch.error().message;
+      continue;
+    }
+    torch_functions.back() = torch->source;
+    TimingConfig t = make_timing_config(options, task, setup.backend->compiler, *setup.compiler_id, setup.backend->worker_exe,
+                                        setup.opt->call_timeout, setup.opt->memory_limit_bytes);
+    use_torch_reference(t, *torch, threads, options, task.config.threads);
+    if (options.tier == "probe") t.protocol.check_fraction = kProbeCheckFraction;
+    t.proved = options.proved;
+    if (Status st = apply_backend_to_timing(*setup.backend, options, true, *setup.cache, t, progress); !st) {
+      also.error = st.error().message;
+      continue;
+    }
+    also.report = std::make_shared<JudgeReport>(report);
+    also.report->also.clear();
+    AgainstReference ref;
+    ref.artifacts.assign(in.cases.size(), torch->source);
+    ref.arm = {torch->source, t.reference_command, t.reference_forkserver, t.reference_threads};
+    ref.key = torch->key;
+    ref.label = threads == 0 ? "PyTorch (default threads)" : fmt::format("PyTorch, {} thread{}", threads, threads == 1 ? "" : "s");
+    ref.report = also.report.get();
+    Group* group = nullptr;
+    for (Group& g : groups) {
+      const TimingConfig& c = &g == &groups.front() ? tc : g.config;
+      if (same_protocol_but_cold_step(c, t)) group = &g;
+      if (group) break;
+    }
+    if (group == &groups.front()) torch_beside_primary = true;
+    if (!group) group = &groups.emplace_back(Group{t, {}});
+    group->refs.push_back(std::move(ref));
+  }
+  // The PyTorch runner flushes with a buffer: the arms of one job take the same cold step.
+  if (torch_beside_primary) tc.protocol.cold_step = "buffer";
+  groups.front().config = std::move(tc);
+  for (Group& g : groups) TEMPER_TRY(run_timing_phase_against(in, options, g.config, golden, g.refs, progress));
+  // Each PyTorch arm's outcome into its entry: a failed one keeps only why.
+  for (Group& g : groups)
+    for (AgainstReference& ref : g.refs) {
+      if (ref.report == &report || !ref.error) continue;
+      for (auto& also : report.also)
+        if (also.report.get() == ref.report) {
+          also.error = ref.error->message;
+          also.report.reset();
+        }
+    }
+  return {};
+}
+
+} // namespace
+
 Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& runner) {
   auto t0 = std::chrono::steady_clock::now();
   util::Progress progress(opt.progress);
@@ -389,21 +516,11 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (first_error) return tl::unexpected(*first_error);
 
   // 4. Timing against the reference, cases one at a time (never two measurements at once).
+  std::vector<fs::path> also_functions; // per JudgeReport::also entry: its PyTorch function
   if (opt.timing) {
     TimingConfig tc = make_timing_config(*opt.timing, task, backend.compiler, compiler_id, worker_exe, opt.call_timeout,
                                          opt.memory_limit_bytes);
-    if (torch_ref) {
-      tc.reference_command = torch_ref->argv;
-      // torch is imported once for the whole judgement, not once per worker life (seconds each).
-      tc.reference_forkserver = std::make_shared<backend::Forkserver>();
-      tc.reference_threads = torch_threads;
-      // PyTorch on more threads than the kernel needs the CPUs for them: both arms then share
-      // every CPU temper may use, timed by the wall clock (unless the flags chose otherwise).
-      if (torch_threads != 1 && torch_threads != task.config.threads) {
-        if (opt.timing->protocol.cpus.empty()) tc.protocol.cpus = {};
-        if (opt.timing->protocol.clock.empty()) tc.protocol.clock = std::string(kClockMonotonic);
-      }
-    }
+    if (torch_ref) use_torch_reference(tc, *torch_ref, torch_threads, *opt.timing, task.config.threads);
     if (opt.timing->tier == "probe") tc.protocol.check_fraction = kProbeCheckFraction;
     tc.proved = opt.timing->proved;
     TEMPER_TRY(apply_backend_to_timing(backend, *opt.timing, torch_ref.has_value(), cache, tc, progress));
@@ -416,7 +533,14 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
       in.candidate_artifacts.push_back(builds[specialized ? i : 0]->artifact);
       in.reference_artifacts.push_back(ref_builds[reference_specialized ? i : 0].artifact);
     }
-    TEMPER_TRY(run_timing_phase(in, *opt.timing, tc, golden, report, progress));
+    if (opt.timing->also_torch_threads.empty()) {
+      TEMPER_TRY(run_timing_phase(in, *opt.timing, tc, golden, report, progress));
+    } else {
+      if (!builds_kernels || backend.name != "cpu") return fail("PyTorch arms beside the reference time a CPU kernel: use the cpu backend");
+      const ReferenceArm primary{{}, tc.reference_command, tc.reference_forkserver, tc.reference_threads};
+      TEMPER_TRY(run_timing_with_also({&task, &backend, &cache, &compiler_id, &opt}, in, tc, primary, torch_ref.has_value(), golden, report,
+                                      also_functions, progress));
+    }
     progress.finish();
   }
 
@@ -461,19 +585,16 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
     const SealedRef& s = *opt.timing->sealed;
     report.context["reference"] = {{"sealed", s.name}, {"content_hash", s.content_hash}, {"date", s.date}};
   }
-  if (torch_ref) {
-    // What the runner said when it loaded: "torch 2.15.0, 1 thread" (and float32 where torch's
-    // CPU kernels lack the case's dtype).
-    std::string loaded;
-    for (const auto& c : report.cases)
-      if (c.timing)
-        for (const auto& job : c.timing->jobs)
-          if (loaded.empty()) loaded = job.result.reference_worker;
-    report.context["reference"] = {{"torch", loaded.substr(0, loaded.find(';'))},
-                                   {"function", torch_ref->source.string()},
-                                   {"threads", torch_threads == 0 ? nlohmann::json("default") : nlohmann::json(torch_threads)}};
-  }
+  if (torch_ref) report.context["reference"] = torch_reference_context(report, torch_ref->source, torch_threads);
   report.context["backend"] = backend.facts;
+  // Each further reference's report: the judgement's context, its own reference.
+  for (size_t k = 0; k < report.also.size(); ++k) {
+    JudgeReport::Also& also = report.also[k];
+    if (!also.report) continue;
+    also.report->wall_seconds = report.wall_seconds;
+    also.report->context = report.context;
+    also.report->context["reference"] = torch_reference_context(*also.report, also_functions[k], also.torch_threads);
+  }
   return report;
 }
 

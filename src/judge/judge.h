@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ struct TimingOptions {
   // Outputs proved by earlier judgements of the same process (a campaign's), which this one's
   // sampled checks may rely on and add to (TimingConfig::proved); unset: this judgement's own.
   std::shared_ptr<ProvedOutputs> proved;
+  // Also time the candidate against the task's PyTorch function at each of these thread counts
+  // (torch_threads' values), in the same jobs as the reference where the protocol is the same
+  // (every arm then takes the buffer cold step), else in jobs of their own: the correctness
+  // phase and the candidate's calls and sampled checks are paid once (JudgeReport::also).
+  std::vector<int> also_torch_threads;
 };
 
 struct JudgeOptions {
@@ -88,6 +94,15 @@ struct JudgeReport {
   double compile_seconds = 0;     // summed compile time of the candidate builds not from cache
   double golden_compile_seconds = 0;
   nlohmann::json timing_overall;  // aggregate over timed cases and the protocol; null without timing
+  // The same judgement against further references (TimingOptions::also_torch_threads), in order:
+  // each a report of its own (the same correctness results, its own timing and context), or why
+  // that reference could not be timed.
+  struct Also {
+    int torch_threads = 0;
+    std::shared_ptr<JudgeReport> report; // null when `error` says why
+    std::string error;
+  };
+  std::vector<Also> also;
 
   bool all_passed() const;
 };

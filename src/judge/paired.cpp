@@ -236,6 +236,14 @@ std::vector<int> random_order(std::mt19937_64& rng, const std::vector<int>& arms
   return order;
 }
 
+// A pair measured with the shared arm as its reference, as the pair with the shared arm as its
+// candidate: the arms change places (their samples keep their positions in the rounds).
+void turn_round(PairedResult& r) {
+  std::swap(r.reference, r.candidate);
+  r.reference_first = r.rounds - r.reference_first;
+  if (r.failed_arm) r.failed_arm = *r.failed_arm == Arm::Reference ? Arm::Candidate : Arm::Reference;
+}
+
 // One candidate's side of a shared measurement.
 struct Pairing {
   PairedResult result;
@@ -251,8 +259,10 @@ struct Pairing {
 
 std::vector<PairedResult> measure_shared(TimedArm& ref, std::span<TimedArm* const> cands, util::Clock& clock,
                                          const StopRule& rule_in, uint64_t seed, int input_sets,
-                                         const CrossCheck& cross_check) {
-  const StopRule rule = sanitized(rule_in);
+                                         const CrossCheck& cross_check, SharedSide side) {
+  StopRule rule = sanitized(rule_in);
+  // The race ranks candidates against one reference; with the candidate shared there is nothing to rank.
+  if (side == SharedSide::Candidate) rule.behind_below.reset();
   input_sets = std::max(input_sets, 1);
   const size_t n_cands = cands.size();
   std::vector<Pairing> pairs(n_cands);
@@ -331,6 +341,7 @@ std::vector<PairedResult> measure_shared(TimedArm& ref, std::span<TimedArm* cons
     for (Pairing& p : pairs) {
       if (p.active) stop(p, p.result.stop_reason);
       PairedResult& r = pair_view(p);
+      if (side == SharedSide::Candidate) turn_round(r);
       if (r.status == PairedStatus::Measured && r.stop_reason == StopReason::TooSlow) r.status = PairedStatus::TooSlow;
       r.reference.stats = summarize(kernel_times(r.reference));
       r.candidate.stats = summarize(kernel_times(r.candidate));

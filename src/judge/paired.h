@@ -257,9 +257,16 @@ PairedResult measure_paired(TimedArm& ref, TimedArm& cand, util::Clock& clock,
 // a probe whose variants are 50 times faster than the reference spends its time there
 // (docs/benchmarks.md, "One reference for a probe's variants"). With one candidate this is
 // measure_paired, call for call.
-std::vector<PairedResult> measure_shared(TimedArm& ref, std::span<TimedArm* const> cands, util::Clock& clock,
+//
+// With SharedSide::Candidate the roles turn round: the shared arm is one candidate and the others
+// are references (the final report's starting reference and PyTorch columns, one job per case).
+// Every result is then the pair as measure_paired(other, shared) would report it (its reference
+// arm the other's calls, the speedup the shared arm's over it); the stop rules are the same, the
+// race's (behind_below) excepted, which ranks candidates and is ignored here.
+enum class SharedSide { Reference, Candidate };
+std::vector<PairedResult> measure_shared(TimedArm& shared, std::span<TimedArm* const> others, util::Clock& clock,
                                          const StopRule& rule, uint64_t seed, int input_sets,
-                                         const CrossCheck& cross_check = {});
+                                         const CrossCheck& cross_check = {}, SharedSide side = SharedSide::Reference);
 
 // Whether the candidate's UnexplainedGap count stands out from the reference's on the same
 // machine in the same job: more than twice the reference's count plus 2.

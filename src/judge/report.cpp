@@ -154,6 +154,7 @@ nlohmann::json timing_json(const CaseTimingSummary& t, bool device_time) {
                         {"activity", {{"reference", activity_json(r.reference_activity)},
                                       {"candidate", activity_json(r.candidate_activity)}}},
                         {"wall_seconds", r.paired.wall_seconds}};
+    if (r.outside_allowance_seconds > 0) j["activity"]["candidate"]["outside_call_allowance_seconds"] = r.outside_allowance_seconds;
     if (!r.message.empty()) j["message"] = r.message;
     // The round-trip cross-check never changes the statistics; a candidate whose unexplained
     // gaps stand out from the reference's on the same machine is flagged for a human to look at.
@@ -246,7 +247,7 @@ nlohmann::json report_to_json(const JudgeReport& r) {
   }
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& c : r.cases) cases.push_back(case_to_json(c));
-  return {
+  nlohmann::json j = {
       {"schema_version", kReportSchemaVersion},
       {"kind", "temper.judge.report"},
       {"context", r.context},
@@ -261,6 +262,18 @@ nlohmann::json report_to_json(const JudgeReport& r) {
       {"cases", cases},
       {"timing", r.timing_overall},
   };
+  if (!r.also.empty()) {
+    // The same judgement against further references: a report each, or why there is none.
+    nlohmann::json also = nlohmann::json::array();
+    for (const auto& a : r.also) {
+      nlohmann::json entry = {{"torch_threads", a.torch_threads == 0 ? nlohmann::json("default") : nlohmann::json(a.torch_threads)}};
+      if (a.report) entry["report"] = report_to_json(*a.report);
+      else entry["error"] = a.error;
+      also.push_back(std::move(entry));
+    }
+    j["also"] = std::move(also);
+  }
+  return j;
 }
 
 void print_table(const JudgeReport& r, std::ostream& out, bool color) {

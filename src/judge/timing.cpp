@@ -717,62 +717,55 @@ Status check_timed_calls(const core::Task& task, const core::Case& c, WorkerArm&
 
 } // namespace
 
-Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,
-                                                   std::span<const fs::path> candidate_artifacts, GoldenRunner& golden,
-                                                   const TimingConfig& config, uint64_t job_seed,
-                                                   std::optional<double> calibrated_noise, bool reference_first_start) {
-  const size_t n_cands = candidate_artifacts.size();
-  if (n_cands == 0) return fail("a timing job needs at least one candidate");
+namespace {
+
+// What every arm of one job shares: the calls' values, the arenas' layout, the protocol's
+// switches and the workers' options (a reference in a runner of its own aside).
+struct JobSetup {
+  std::unique_ptr<ContentSource> content;
+  backend::ArenaLayout layout;
+  int input_sets = 0;
+  bool cold = false;
+  bool cpu_clock = false;
+  bool freeze = false;
+  backend::WorkerOptions wo;
+};
+
+Expected<JobSetup> prepare_job(const core::Task& task, const core::Case& c, GoldenRunner& golden, const TimingConfig& config,
+                               uint64_t job_seed) {
   const MeasurementProtocol& p = config.protocol;
   if (p.content != "fresh" && p.content != "pool") return fail("unknown content '{}': use fresh or pool", p.content);
   if (p.idle_arm != "frozen" && p.idle_arm != "running") return fail("unknown idle_arm '{}': use frozen or running", p.idle_arm);
-  std::vector<CaseTiming> outs(n_cands);
-  for (CaseTiming& out : outs) {
-    out.seed = job_seed;
-    out.content = p.content;
-    out.delta = noise_threshold(calibrated_noise, config.noise_floor);
-  }
-
+  JobSetup job;
   size_t per_set = 0;
   for (const auto& spec : c.input_specs(task.op)) per_set += spec.bytes();
   // On the device the arena holds the two draws the worker mixes; the device's buffers do not
   // rotate (one per input).
   const bool on_device = !config.device_content.empty() && p.content == "fresh";
   if (!config.device_content.empty() && p.content != "fresh") return fail("device content makes fresh values only (content: fresh)");
-  const int input_sets = on_device ? 2 : input_set_count(p, per_set);
-  for (CaseTiming& out : outs) out.input_sets = input_sets;
-
-  ContentSource content(task.op, c, job_seed, p.content == "fresh", input_sets, on_device);
+  job.input_sets = on_device ? 2 : input_set_count(p, per_set);
+  job.content = std::make_unique<ContentSource>(task.op, c, job_seed, p.content == "fresh", job.input_sets, on_device);
   // The outputs' layout as the correctness phase's goldens gave it, else from one golden run of
   // the first values (cached by content key).
-  backend::ArenaLayout layout;
-  for (const auto& in : content.any()) layout.inputs.push_back(in.spec);
+  for (const auto& in : job.content->any()) job.layout.inputs.push_back(in.spec);
   if (auto known = golden.output_specs(c)) {
-    layout.outputs = std::move(*known);
+    job.layout.outputs = std::move(*known);
   } else {
-    TEMPER_TRY_ASSIGN(GoldenResult shape_golden, golden.outputs(c, content.any(), GoldenPrecision::Fp64));
-    for (const auto& o : shape_golden.outputs) layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
+    TEMPER_TRY_ASSIGN(GoldenResult shape_golden, golden.outputs(c, job.content->any(), GoldenPrecision::Fp64));
+    for (const auto& o : shape_golden.outputs) job.layout.outputs.push_back(core::TensorSpec{o.name, o.dtype, o.shape});
   }
-  layout.input_sets = input_sets;
+  job.layout.input_sets = job.input_sets;
 
-  const bool cold = p.cache_mode == "cold";
+  job.cold = p.cache_mode == "cold";
   TEMPER_TRY(validate_cold_step(p.cold_step));
   const std::string clock = p.clock.empty() ? default_timing_clock(p.threads) : p.clock;
   // A backend that times on its own clock (CUDA events, the PyPTO runner) names it in the
   // protocol and reports it as the kernel time; only the CPU clocks have rules to check.
   if (clock == kClockMonotonic || clock == kClockThreadCpu) TEMPER_TRY(validate_clock(clock, p.threads));
-  const bool cpu_clock = clock == kClockThreadCpu;
-  const bool freeze = p.idle_arm == "frozen";
-  // Every arm on an arena of its own: a candidate never sees another's memory.
-  TEMPER_TRY_ASSIGN(backend::SharedArena ref_arena, backend::SharedArena::create(layout));
-  WorkerArm ref(content, std::move(ref_arena), cold, config.symmetric_arms, cpu_clock, freeze);
-  std::vector<std::unique_ptr<WorkerArm>> cands;
-  for (size_t k = 0; k < n_cands; ++k) {
-    TEMPER_TRY_ASSIGN(backend::SharedArena arena, backend::SharedArena::create(layout));
-    cands.push_back(std::make_unique<WorkerArm>(content, std::move(arena), cold, true, cpu_clock, freeze));
-  }
+  job.cpu_clock = clock == kClockThreadCpu;
+  job.freeze = p.idle_arm == "frozen";
 
-  backend::WorkerOptions wo;
+  backend::WorkerOptions& wo = job.wo;
   wo.worker_exe = config.worker_exe;
   wo.worker_args = config.worker_args;
   wo.worker_env = config.worker_env;
@@ -782,19 +775,113 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
   wo.memory_limit_bytes = config.memory_limit_bytes;
   wo.attrs = c.attrs;
   wo.input_slots = c.slots;
-  wo.evict_cold = cold && p.cold_step == "evict";
-  wo.flush_bytes = cold && !wo.evict_cold ? p.flush_bytes : 0;
+  wo.evict_cold = job.cold && p.cold_step == "evict";
+  wo.flush_bytes = job.cold && !wo.evict_cold ? p.flush_bytes : 0;
   wo.cpus = p.cpus;
   if (on_device) wo.device_content = config.device_content;
-  backend::WorkerOptions ref_opts = wo;
-  ref_opts.artifact = reference_artifact;
-  if (!config.reference_command.empty()) {
-    ref_opts.worker_exe = config.reference_command.front();
-    ref_opts.worker_args.assign(config.reference_command.begin() + 1, config.reference_command.end());
-    ref_opts.device_content.clear();
-    ref_opts.forkserver = config.reference_forkserver;
+  return job;
+}
+
+// A reference's worker: the candidate's, or a runner of its own (the PyTorch arm).
+backend::WorkerOptions reference_options(const backend::WorkerOptions& wo, const ReferenceArm& ref) {
+  backend::WorkerOptions o = wo;
+  o.artifact = ref.artifact;
+  if (!ref.command.empty()) {
+    o.worker_exe = ref.command.front();
+    o.worker_args.assign(ref.command.begin() + 1, ref.command.end());
+    o.device_content.clear();
+    o.forkserver = ref.forkserver;
   }
-  if (config.reference_threads) ref_opts.threads = *config.reference_threads;
+  if (ref.threads) o.threads = *ref.threads;
+  return o;
+}
+
+ReferenceArm configured_reference(const fs::path& artifact, const TimingConfig& config) {
+  return {artifact, config.reference_command, config.reference_forkserver, config.reference_threads};
+}
+
+// The case status of a candidate whose worker failed with `outcome`.
+CaseStatus failure_status_of(std::optional<backend::CallOutcome> outcome) {
+  return outcome == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
+         : outcome == backend::CallOutcome::TimedOut         ? CaseStatus::Timeout
+         : outcome == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
+                                                             : CaseStatus::RuntimeError;
+}
+
+// A candidate that does not load: its verdict, and no part in the measurement.
+void record_load_failure(CaseTiming& out, const backend::CallResult& r) {
+  out.paired.status = PairedStatus::ArmFailed;
+  out.paired.failed_arm = Arm::Candidate;
+  out.message = "the candidate does not load: " + r.message;
+  out.failure_status = r.outcome == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
+                       : r.outcome == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
+                                                                             : CaseStatus::RuntimeError;
+  if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
+}
+
+// A candidate whose arm failed while timed.
+void record_arm_failure(CaseTiming& out, const WorkerArm& cand) {
+  out.message = out.paired.failure_message;
+  out.failure_status = failure_status_of(cand.failure());
+  if (out.failure_status == CaseStatus::RejectedCheat)
+    out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
+}
+
+// The reference runs the same worker harness: its threads' count is the baseline (a stop and
+// a continue wake every thread, the worker's watchdog included, which costs each some
+// microseconds per call). A reference in another runner (the PyTorch arm) has threads of its
+// runtime instead, whose spinning is no baseline for the candidate's: the harness's share is
+// then the fixed kHarnessOutsideCallPerCall (26 us measured on an Ice Lake VM).
+double harness_outside_per_call(const ArmActivity& ref, bool same_harness) {
+  if (!same_harness) return kHarnessOutsideCallPerCall;
+  return ref.timed_calls > 0 ? ref.outside_call_cpu_seconds / ref.timed_calls : 0.0;
+}
+
+// The trusted reference's own work outside its calls over `kernel_total` of its kernel time:
+// reported, not judged.
+std::string reference_warning(const ArmActivity& ref, double kernel_total) {
+  if (ref.outside_call_cpu_seconds <= work_outside_allowance(kernel_total) + kHarnessOutsideCallPerCall * ref.timed_calls) return {};
+  return fmt::format("the reference's threads used {:.1f} ms of CPU time outside its calls", ref.outside_call_cpu_seconds * 1e3);
+}
+
+// The candidate's work outside its calls against its allowance.
+void judge_work_outside(CaseTiming& out, const TimingConfig& config, double kernel_total, double ref_per_call) {
+  const double allowance = work_outside_allowance(kernel_total) + 2 * ref_per_call * out.candidate_activity.timed_calls;
+  if (config.judge_work_outside_call) out.outside_allowance_seconds = allowance;
+  if (config.judge_work_outside_call && !out.behaviour_differs && out.candidate_activity.outside_call_cpu_seconds > allowance) {
+    out.work_outside_call = true;
+    out.message = fmt::format("the candidate's threads used {:.1f} ms of CPU time outside its calls (allowed {:.1f} ms)",
+                              out.candidate_activity.outside_call_cpu_seconds * 1e3, allowance * 1e3);
+  }
+}
+
+} // namespace
+
+Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,
+                                                   std::span<const fs::path> candidate_artifacts, GoldenRunner& golden,
+                                                   const TimingConfig& config, uint64_t job_seed,
+                                                   std::optional<double> calibrated_noise, bool reference_first_start) {
+  const size_t n_cands = candidate_artifacts.size();
+  if (n_cands == 0) return fail("a timing job needs at least one candidate");
+  const MeasurementProtocol& p = config.protocol;
+  TEMPER_TRY_ASSIGN(JobSetup job, prepare_job(task, c, golden, config, job_seed));
+  ContentSource& content = *job.content;
+  std::vector<CaseTiming> outs(n_cands);
+  for (CaseTiming& out : outs) {
+    out.seed = job_seed;
+    out.content = p.content;
+    out.delta = noise_threshold(calibrated_noise, config.noise_floor);
+    out.input_sets = job.input_sets;
+  }
+  // Every arm on an arena of its own: a candidate never sees another's memory.
+  TEMPER_TRY_ASSIGN(backend::SharedArena ref_arena, backend::SharedArena::create(job.layout));
+  WorkerArm ref(content, std::move(ref_arena), job.cold, config.symmetric_arms, job.cpu_clock, job.freeze);
+  std::vector<std::unique_ptr<WorkerArm>> cands;
+  for (size_t k = 0; k < n_cands; ++k) {
+    TEMPER_TRY_ASSIGN(backend::SharedArena arena, backend::SharedArena::create(job.layout));
+    cands.push_back(std::make_unique<WorkerArm>(content, std::move(arena), job.cold, true, job.cpu_clock, job.freeze));
+  }
+  const backend::WorkerOptions ref_opts = reference_options(job.wo, configured_reference(reference_artifact, config));
 
   std::string reference_worker;
   auto start_ref = [&]() -> Status {
@@ -807,19 +894,11 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
   std::vector<bool> loaded(n_cands, false);
   auto start_cands = [&]() -> Status {
     for (size_t k = 0; k < n_cands; ++k) {
-      backend::WorkerOptions cand_opts = wo;
+      backend::WorkerOptions cand_opts = job.wo;
       cand_opts.artifact = candidate_artifacts[k];
       TEMPER_TRY_ASSIGN(backend::CallResult r, cands[k]->start(cand_opts));
       loaded[k] = r.ok();
-      if (r.ok()) continue;
-      CaseTiming& out = outs[k];
-      out.paired.status = PairedStatus::ArmFailed;
-      out.paired.failed_arm = Arm::Candidate;
-      out.message = "the candidate does not load: " + r.message;
-      out.failure_status = r.outcome == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
-                           : r.outcome == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
-                                                                                 : CaseStatus::RuntimeError;
-      if (out.failure_status == CaseStatus::RejectedCheat) out.failure_reason_code = std::string(kForbiddenSyscall);
+      if (!r.ok()) record_load_failure(outs[k], r);
     }
     return {};
   };
@@ -847,7 +926,7 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
   {
     ScopedAffinity pinned(p.cpus);
     std::vector<PairedResult> paired =
-        measure_shared(ref, arms, steady, rule, job_seed ^ static_cast<uint64_t>(c.id), input_sets, config.cross_check);
+        measure_shared(ref, arms, steady, rule, job_seed ^ static_cast<uint64_t>(c.id), job.input_sets, config.cross_check);
     for (size_t i = 0; i < measured.size(); ++i) outs[measured[i]].paired = std::move(paired[i]);
   }
   for (size_t k : measured) {
@@ -872,14 +951,7 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
     CaseTiming& out = outs[k];
     WorkerArm& cand = *cands[k];
     if (out.paired.status == PairedStatus::ArmFailed) {
-      out.message = out.paired.failure_message;
-      out.failure_status = cand.failure() == backend::CallOutcome::Crashed            ? CaseStatus::Crashed
-                           : cand.failure() == backend::CallOutcome::TimedOut         ? CaseStatus::Timeout
-                           : cand.failure() == backend::CallOutcome::SandboxViolation ? CaseStatus::RejectedCheat
-                                                                                      : CaseStatus::RuntimeError;
-      if (out.failure_status == CaseStatus::RejectedCheat) {
-        out.failure_reason_code = cand.failure_reason().empty() ? std::string(kForbiddenSyscall) : cand.failure_reason();
-      }
+      record_arm_failure(out, cand);
     } else if (behind_in_race(out.paired, race_behind)) {
       out.check_target = check_sample_size(p.check_fraction, p.check_confidence);
       out.check_skipped = true;
@@ -894,40 +966,176 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
     }
   }
 
-  // The reference runs the same worker harness: its threads' count is the baseline (a stop and
-  // a continue wake every thread, the worker's watchdog included, which costs each some
-  // microseconds per call). A reference in another runner (the PyTorch arm) has threads of its
-  // runtime instead, whose spinning is no baseline for the candidate's: the harness's share is
-  // then the fixed kHarnessOutsideCallPerCall (26 us measured on an Ice Lake VM).
-  const ArmActivity& ref_activity = ref.activity();
-  const bool same_harness = config.reference_command.empty();
-  const double ref_per_call = !same_harness                   ? kHarnessOutsideCallPerCall
-                              : ref_activity.timed_calls > 0 ? ref_activity.outside_call_cpu_seconds / ref_activity.timed_calls
-                                                             : 0.0;
+  const double ref_per_call = harness_outside_per_call(ref.activity(), config.reference_command.empty());
   // The reference's own allowance is over all its rounds, which served every candidate: the
   // longest pair's.
   double ref_kernel_total = 0;
   for (size_t k : measured) ref_kernel_total = std::max(ref_kernel_total, outs[k].paired.reference.kernel_seconds_total);
-  std::string reference_warning;
-  if (ref_activity.outside_call_cpu_seconds >
-      work_outside_allowance(ref_kernel_total) + kHarnessOutsideCallPerCall * ref_activity.timed_calls) {
-    reference_warning = fmt::format("the reference's threads used {:.1f} ms of CPU time outside its calls",
-                                    ref_activity.outside_call_cpu_seconds * 1e3);
-  }
+  const std::string warning = reference_warning(ref.activity(), ref_kernel_total);
   for (size_t k : measured) {
     CaseTiming& out = outs[k];
-    const double cand_allowance = work_outside_allowance(out.paired.candidate.kernel_seconds_total) +
-                                  2 * ref_per_call * out.candidate_activity.timed_calls;
-    if (config.judge_work_outside_call && !out.behaviour_differs &&
-        out.candidate_activity.outside_call_cpu_seconds > cand_allowance) {
-      out.work_outside_call = true;
-      out.message = fmt::format("the candidate's threads used {:.1f} ms of CPU time outside its calls (allowed {:.1f} ms)",
-                                out.candidate_activity.outside_call_cpu_seconds * 1e3, cand_allowance * 1e3);
-    }
-    out.warning = reference_warning;
+    judge_work_outside(out, config, out.paired.candidate.kernel_seconds_total, ref_per_call);
+    out.warning = warning;
     out.verdict = out.unprovable || out.check_skipped ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
   }
   return outs;
+}
+
+Expected<std::vector<Expected<CaseTiming>>> time_case_against(const core::Task& task, const core::Case& c, const fs::path& candidate_artifact,
+                                                              std::span<const ReferenceArm> refs, GoldenRunner& golden,
+                                                              const TimingConfig& config, uint64_t job_seed,
+                                                              std::span<const std::optional<double>> calibrated_noise,
+                                                              bool reference_first_start) {
+  const size_t n_refs = refs.size();
+  if (n_refs == 0) return fail("a timing job needs at least one reference");
+  const MeasurementProtocol& p = config.protocol;
+  TEMPER_TRY_ASSIGN(JobSetup job, prepare_job(task, c, golden, config, job_seed));
+  ContentSource& content = *job.content;
+  auto noise_of = [&](size_t k) { return k < calibrated_noise.size() ? calibrated_noise[k] : std::nullopt; };
+  std::vector<CaseTiming> outs(n_refs);
+  for (size_t k = 0; k < n_refs; ++k) {
+    outs[k].seed = job_seed;
+    outs[k].content = p.content;
+    outs[k].delta = noise_threshold(noise_of(k), config.noise_floor);
+    outs[k].input_sets = job.input_sets;
+  }
+  // A reference that does not load or fails while timed fails its own result only.
+  std::vector<std::optional<Error>> errors(n_refs);
+  TEMPER_TRY_ASSIGN(backend::SharedArena cand_arena, backend::SharedArena::create(job.layout));
+  WorkerArm cand(content, std::move(cand_arena), job.cold, true, job.cpu_clock, job.freeze);
+  std::vector<std::unique_ptr<WorkerArm>> ref_arms;
+  for (size_t k = 0; k < n_refs; ++k) {
+    TEMPER_TRY_ASSIGN(backend::SharedArena arena, backend::SharedArena::create(job.layout));
+    ref_arms.push_back(std::make_unique<WorkerArm>(content, std::move(arena), job.cold, config.symmetric_arms, job.cpu_clock, job.freeze));
+  }
+  auto start_refs = [&]() -> Status {
+    for (size_t k = 0; k < n_refs; ++k) {
+      TEMPER_TRY_ASSIGN(backend::CallResult r, ref_arms[k]->start(reference_options(job.wo, refs[k])));
+      if (!r.ok()) errors[k] = Error{fmt::format("the reference does not load on case {}: {}", c.id, r.message)};
+      else outs[k].reference_worker = ref_arms[k]->loaded_description();
+    }
+    return {};
+  };
+  bool cand_loaded = false;
+  auto start_cand = [&]() -> Status {
+    backend::WorkerOptions cand_opts = job.wo;
+    cand_opts.artifact = candidate_artifact;
+    TEMPER_TRY_ASSIGN(backend::CallResult r, cand.start(cand_opts));
+    cand_loaded = r.ok();
+    if (!r.ok())
+      for (CaseTiming& out : outs) record_load_failure(out, r);
+    return {};
+  };
+  if (reference_first_start) {
+    TEMPER_TRY(start_refs());
+    TEMPER_TRY(start_cand());
+  } else {
+    TEMPER_TRY(start_cand());
+    TEMPER_TRY(start_refs());
+  }
+  auto results = [&] {
+    std::vector<Expected<CaseTiming>> r;
+    for (size_t k = 0; k < n_refs; ++k) {
+      if (errors[k]) r.emplace_back(tl::unexpected(*errors[k]));
+      else r.emplace_back(std::move(outs[k]));
+    }
+    return r;
+  };
+  std::vector<size_t> measured; // the references that loaded, by index
+  std::vector<TimedArm*> arms;
+  for (size_t k = 0; k < n_refs; ++k) {
+    if (errors[k]) continue;
+    measured.push_back(k);
+    arms.push_back(ref_arms[k].get());
+  }
+  if (!cand_loaded || measured.empty()) return results();
+
+  util::SteadyClock steady;
+  // One decided band for the job: the narrowest of the references' noise thresholds.
+  StopRule rule = p.rule;
+  if (p.stop_when_decided) {
+    double delta = INFINITY;
+    for (size_t k : measured) delta = std::min(delta, outs[k].delta);
+    rule.decided_band = std::log1p(delta);
+  }
+  {
+    ScopedAffinity pinned(p.cpus);
+    std::vector<PairedResult> paired = measure_shared(cand, arms, steady, rule, job_seed ^ static_cast<uint64_t>(c.id), job.input_sets,
+                                                      config.cross_check, SharedSide::Candidate);
+    for (size_t i = 0; i < measured.size(); ++i) outs[measured[i]].paired = std::move(paired[i]);
+  }
+  std::vector<size_t> timed; // the references that were timed to the end
+  for (size_t k : measured) {
+    CaseTiming& out = outs[k];
+    out.content_seconds = content.seconds();
+    out.reference_activity = ref_arms[k]->activity();
+    out.candidate_activity = cand.activity();
+    if (out.paired.status == PairedStatus::ArmFailed && out.paired.failed_arm == Arm::Reference) {
+      errors[k] = Error{fmt::format("the reference failed while timed on case {}: {}", c.id, out.paired.failure_message)};
+      continue;
+    }
+    timed.push_back(k);
+  }
+  if (timed.empty()) return results();
+
+  // The candidate's timed calls served every pair: one sampled check proves them for all. A
+  // reference in the candidate's own harness (a compiled kernel, not a runner's) proves outputs
+  // that are byte for byte its own.
+  size_t proof = timed.front();
+  for (size_t k : timed)
+    if (refs[k].command.empty()) {
+      proof = k;
+      break;
+    }
+  // A candidate that failed while timed (which ended every pair still measuring) fails them all.
+  const auto failed = std::find_if(timed.begin(), timed.end(), [&](size_t k) { return outs[k].paired.status == PairedStatus::ArmFailed; });
+  if (failed != timed.end()) {
+    const std::string why = outs[*failed].paired.failure_message;
+    for (size_t k : timed) {
+      PairedResult& pr = outs[k].paired;
+      pr.status = PairedStatus::ArmFailed;
+      pr.failed_arm = Arm::Candidate;
+      pr.failure_message = why;
+      record_arm_failure(outs[k], cand);
+    }
+  } else {
+    ProvedOutputs own;
+    CaseTiming check = outs[timed.front()];
+    TEMPER_TRY(check_timed_calls(task, c, cand, *ref_arms[proof], content, golden, p, job_seed, config.proved ? *config.proved : own, check));
+    for (size_t k : timed) {
+      CaseTiming& out = outs[k];
+      out.rechecks = check.rechecks;
+      out.check_target = check.check_target;
+      out.proved_by_identity = check.proved_by_identity;
+      out.proved_by_reference = check.proved_by_reference;
+      out.check_seconds = check.check_seconds;
+      out.golden_seconds = check.golden_seconds;
+      out.behaviour_differs = check.behaviour_differs;
+      out.cheat_reason_code = check.cheat_reason_code;
+      out.unprovable = check.unprovable;
+      if (check.behaviour_differs || check.unprovable) out.message = check.message;
+      if (check.behaviour_differs) {
+        out.paired.status = PairedStatus::ArmFailed;
+        out.paired.failed_arm = Arm::Candidate;
+        out.paired.failure_message = check.paired.failure_message;
+        out.failure_status = CaseStatus::IncorrectNumerical;
+      }
+    }
+  }
+
+  // The candidate's work outside its calls, over every call it made for all the pairs; the
+  // harness's share from a reference in the same harness where one was timed.
+  double cand_kernel_total = 0;
+  for (size_t k : timed) cand_kernel_total = std::max(cand_kernel_total, outs[k].paired.candidate.kernel_seconds_total);
+  const bool same_harness = refs[proof].command.empty();
+  const double ref_per_call = harness_outside_per_call(ref_arms[proof]->activity(), same_harness);
+  for (size_t k : timed) {
+    CaseTiming& out = outs[k];
+    judge_work_outside(out, config, cand_kernel_total, ref_per_call);
+    out.warning = reference_warning(out.reference_activity, out.paired.reference.kernel_seconds_total);
+    out.verdict = out.unprovable ? Verdict::Ambiguous : paired_verdict(out.paired, out.delta);
+  }
+  return results();
 }
 
 Expected<CaseTiming> time_case(const core::Task& task, const core::Case& c, const fs::path& reference_artifact,

@@ -235,7 +235,8 @@ struct CaseTiming {
   ArmActivity candidate_activity;
   bool behaviour_differs = false;    // a sampled timed call failed its check
   std::string cheat_reason_code;     // with behaviour_differs: stale_output or deferred_work when the check saw which
-  bool work_outside_call = false;    // the candidate's threads worked outside its calls
+  bool work_outside_call = false;    // the candidate's threads worked outside its calls beyond this job's allowance
+  double outside_allowance_seconds = 0; // that allowance (0: not judged); the case is judged on its jobs' sum
   bool unprovable = false;           // nondeterministic: timed outputs cannot be proved, no verdict
   bool check_skipped = false;        // behind a probe's race (TimingConfig::race_behind): outputs
                                      // not checked, speedup kept for ranking, no verdict
@@ -266,6 +267,30 @@ Expected<std::vector<CaseTiming>> time_case_shared(const core::Task& task, const
                                                    std::span<const std::filesystem::path> candidate_artifacts,
                                                    GoldenRunner& golden, const TimingConfig& config, uint64_t job_seed,
                                                    std::optional<double> calibrated_noise, bool reference_first_start = true);
+
+// A reference arm of a timing job: its artifact, and its own worker where it is not the
+// candidate's (TimingConfig::reference_command and what goes with it).
+struct ReferenceArm {
+  std::filesystem::path artifact;
+  std::vector<std::string> command;
+  std::shared_ptr<backend::Forkserver> forkserver;
+  std::optional<int> threads;
+};
+
+// One measurement job for one case with one candidate against several references (paired.h
+// measure_shared, the candidate shared): the final report's starting reference and PyTorch
+// columns in one job, the candidate's calls, cold steps and sampled check paid once. Each
+// result is what time_case would give the candidate against that reference, over the rounds
+// that reference took part in; `calibrated_noise` per reference (or none). A reference that
+// does not load or fails while timed has its error in its own result; the other results stand.
+// Errors are the harness's. All arms share the protocol of `config` (its reference_* fields
+// are unused: each reference brings its own).
+Expected<std::vector<Expected<CaseTiming>>> time_case_against(const core::Task& task, const core::Case& c,
+                                                              const std::filesystem::path& candidate_artifact,
+                                                              std::span<const ReferenceArm> refs, GoldenRunner& golden,
+                                                              const TimingConfig& config, uint64_t job_seed,
+                                                              std::span<const std::optional<double>> calibrated_noise,
+                                                              bool reference_first_start = true);
 
 // A case's timing over every job of a tier: measurement jobs, then confirmation jobs in fresh
 // processes with new seeds and the reverse order.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -25,8 +26,32 @@ uint64_t job_seed_for(uint64_t base, int job) {
 }
 
 
-// Folds what timing found about the candidate into the case's status.
-void apply_to_status(CaseResult& r, double cap_s) {
+} // namespace
+
+bool reject_work_outside_calls(CaseResult& r) {
+  double outside = 0, allowed = 0;
+  int jobs = 0;
+  for (const auto& j : r.timing->jobs) {
+    const CaseTiming& t = j.result;
+    if (!(t.outside_allowance_seconds > 0)) continue;
+    outside += t.candidate_activity.outside_call_cpu_seconds;
+    allowed += t.outside_allowance_seconds;
+    ++jobs;
+  }
+  if (jobs == 0 || outside <= allowed) return false;
+  r.status = CaseStatus::RejectedCheat;
+  r.reason_code = std::string(kWorkOutsideCall);
+  r.message = fmt::format("while timed: the candidate's threads used {:.1f} ms of CPU time outside its calls over {} job{} (allowed {:.1f} ms)",
+                          outside * 1e3, jobs, jobs == 1 ? "" : "s", allowed * 1e3);
+  return true;
+}
+
+namespace {
+
+// Folds what timing found about the candidate into the case's status; `last_job`: the case's
+// last job is in.
+void apply_to_status(CaseResult& r, double cap_s, bool last_job) {
+  if (last_job && reject_work_outside_calls(r)) return;
   for (const auto& j : r.timing->jobs) {
     const CaseTiming& t = j.result;
     if (t.behaviour_differs && !t.cheat_reason_code.empty()) {
@@ -39,12 +64,6 @@ void apply_to_status(CaseResult& r, double cap_s) {
       r.status = CaseStatus::IncorrectNumerical;
       r.reason_code = std::string(kTimedBehaviourDiffers);
       r.message = t.message;
-      return;
-    }
-    if (t.work_outside_call) {
-      r.status = CaseStatus::RejectedCheat;
-      r.reason_code = std::string(kWorkOutsideCall);
-      r.message = "while timed: " + t.message;
       return;
     }
     if (t.paired.candidate.exceeds_round_trip > 0) {
@@ -112,12 +131,12 @@ std::optional<double> calibrated_noise(const std::optional<Calibration>& calibra
 }
 
 // A job's result into its case: the status it folds in, the merged summary, a progress line.
-void record_job(CaseResult& r, const core::Case& c, bool confirmation, int job, uint64_t seed, bool calibrated, CaseTiming t,
+void record_job(CaseResult& r, const core::Case& c, bool confirmation, int job, bool last_job, uint64_t seed, bool calibrated, CaseTiming t,
                 double cap_s, util::Progress& progress, const std::string& label = {}) {
   r.timing->calibrated = calibrated;
   r.timing->delta = t.delta;
   r.timing->jobs.push_back({confirmation, core::seed_id(seed), std::move(t)});
-  apply_to_status(r, cap_s);
+  apply_to_status(r, cap_s, last_job);
   if (r.status != CaseStatus::Passed) return;
   summarize_timing_jobs(*r.timing);
   const auto& last = r.timing->jobs.back().result;
@@ -241,7 +260,7 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
       const std::optional<double> noise = calibrated_noise(calibration, c.id);
       TEMPER_TRY_ASSIGN(CaseTiming t, time_case(task, c, in.reference_artifacts[i], in.candidate_artifacts[i], golden, config,
                                                 seed, noise, !confirmation));
-      record_job(r, c, confirmation, job, seed, noise.has_value(), std::move(t), config.protocol.rule.cap_s, progress);
+      record_job(r, c, confirmation, job, job + 1 == total_jobs, seed, noise.has_value(), std::move(t), config.protocol.rule.cap_s, progress);
     }
   }
   return finish_timing_phase(in, order, options, protocol, calibration_note, measure, confirm, report, progress);
@@ -274,11 +293,89 @@ Status run_shared_timing_phase(const TimingPhaseInput& in, const TimingOptions& 
     TEMPER_TRY_ASSIGN(std::vector<CaseTiming> results,
                       time_case_shared(task, c, in.reference_artifacts.front(), artifacts, golden, config, in.job_seed, noise));
     for (size_t k = 0; k < timed.size(); ++k)
-      record_job(timed[k]->cases.front(), c, false, 0, in.job_seed, noise.has_value(), std::move(results[k]), config.protocol.rule.cap_s,
+      record_job(timed[k]->cases.front(), c, false, 0, true, in.job_seed, noise.has_value(), std::move(results[k]), config.protocol.rule.cap_s,
                  progress, timed_labels[k]);
   }
   for (JudgeReport* r : reports) {
     if (r->cases.front().timing) TEMPER_TRY(finish_timing_phase(in, order, options, protocol, calibration_note, 1, 0, *r, progress));
+  }
+  return {};
+}
+
+Status run_timing_phase_against(const TimingPhaseInput& in, const TimingOptions& options, const TimingConfig& config,
+                                GoldenRunner& golden, std::span<AgainstReference> refs, util::Progress& progress) {
+  if (refs.empty()) return fail("harness: a timing phase against references needs at least one");
+  const core::Task& task = *in.task;
+  const nlohmann::json protocol = config.protocol.to_json();
+  const bool probe = options.tier == "probe";
+  const int measure = probe ? 1 : std::max(1, options.measure_jobs);
+  const int confirm = probe || options.calibrate ? 0 : std::max(0, options.confirm_jobs);
+  struct PerReference {
+    std::optional<Calibration> calibration;
+    std::string calibration_note;
+    std::vector<size_t> order; // the cases it times
+  };
+  std::vector<PerReference> per(refs.size());
+  std::vector<size_t> order; // the cases any reference times, in the task's order
+  for (size_t k = 0; k < refs.size(); ++k) {
+    std::tie(per[k].calibration, per[k].calibration_note) = stored_calibration(task, refs[k].key, options, protocol, progress);
+    for (size_t i = 0; i < in.cases.size(); ++i) {
+      if (refs[k].report->cases[i].status != CaseStatus::Passed) continue;
+      per[k].order.push_back(i);
+      refs[k].report->cases[i].timing.emplace();
+    }
+    if (probe && per[k].order.size() > 1) per[k].order.erase(per[k].order.begin() + 1, per[k].order.end());
+    for (size_t i : per[k].order)
+      if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end());
+
+  const int total_jobs = measure + confirm;
+  for (int job = 0; job < total_jobs; ++job) {
+    const bool confirmation = job >= measure;
+    const uint64_t seed = job_seed_for(in.job_seed, job);
+    std::vector<size_t> this_order = order;
+    if (confirmation) std::reverse(this_order.begin(), this_order.end());
+    size_t done = 0;
+    for (size_t i : this_order) {
+      const core::Case& c = *in.cases[i];
+      // The references still timing this case: passed so far, and not failed.
+      std::vector<size_t> timing;
+      std::vector<ReferenceArm> arms;
+      std::vector<std::optional<double>> noise;
+      for (size_t k = 0; k < refs.size(); ++k) {
+        if (refs[k].error || std::find(per[k].order.begin(), per[k].order.end(), i) == per[k].order.end()) continue;
+        if (refs[k].report->cases[i].status != CaseStatus::Passed) continue;
+        timing.push_back(k);
+        ReferenceArm arm = refs[k].arm;
+        arm.artifact = refs[k].artifacts[i];
+        arms.push_back(std::move(arm));
+        noise.push_back(calibrated_noise(per[k].calibration, c.id));
+      }
+      ++done;
+      if (timing.empty()) continue;
+      progress.status(fmt::format("timing: {} job {}/{}, case {} ({}/{}), against {} reference(s)", confirmation ? "confirmation" : "measurement",
+                                  job + 1, total_jobs, c.id, done, this_order.size(), timing.size()));
+      TEMPER_TRY_ASSIGN(std::vector<Expected<CaseTiming>> results,
+                        time_case_against(task, c, in.candidate_artifacts[i], arms, golden, config, seed, noise, !confirmation));
+      for (size_t j = 0; j < timing.size(); ++j) {
+        AgainstReference& ref = refs[timing[j]];
+        if (!results[j]) {
+          if (ref.required) return tl::unexpected(results[j].error());
+          ref.error = results[j].error();
+          progress.line(fmt::format("{}: {}; it is not timed further", ref.label, ref.error->message));
+          continue;
+        }
+        record_job(ref.report->cases[i], c, confirmation, job, job + 1 == total_jobs, seed, noise[j].has_value(), std::move(*results[j]), config.protocol.rule.cap_s,
+                   progress, ref.label);
+      }
+    }
+  }
+  for (size_t k = 0; k < refs.size(); ++k) {
+    if (refs[k].error) continue;
+    TimingPhaseInput own = in;
+    own.reference_key = refs[k].key;
+    TEMPER_TRY(finish_timing_phase(own, per[k].order, options, protocol, per[k].calibration_note, measure, confirm, *refs[k].report, progress));
   }
   return {};
 }

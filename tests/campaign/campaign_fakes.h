@@ -79,6 +79,7 @@ public:
     bool roofline = false; // the call carried the machine's roofline
     bool torch = false;    // the reference arm was the task's PyTorch function
     int torch_threads = -1; // its threads (JudgeCall::torch_threads: 0 is PyTorch's default)
+    std::vector<int> also_torch; // JudgeCall::also_torch_threads: PyTorch arms in the same jobs
   };
   std::vector<Call> calls;
   int throw_on_call = 0; // 1-based call number that throws Killed; 0: never
@@ -95,21 +96,36 @@ public:
     auto text = util::read_file(call.candidate.empty() ? call.store / call.reference / "reference.cpp" : call.candidate);
     if (!text) return tl::unexpected(text.error());
     calls.push_back({call.tier, call.candidate, *text, call.cases, call.reference_seconds, call.roofline.has_value(), call.torch_reference,
-                     call.torch_threads});
+                     call.torch_threads, call.also_torch_threads});
     if (call.torch_reference && !torch_error.empty()) return fail("{}", torch_error);
     if (clock) clock->advance(2.0);
     if (throw_on_call > 0 && static_cast<int>(calls.size()) == throw_on_call) throw Killed{"judge"};
+    json report = report_for(call, *text, call.torch_reference, call.torch_threads);
+    if (!call.also_torch_threads.empty()) {
+      // The PyTorch arms of the same judgement: a report each, or the error each got.
+      json also = json::array();
+      for (int threads : call.also_torch_threads) {
+        if (!torch_error.empty()) also.push_back({{"torch_threads", threads}, {"error", torch_error}});
+        else also.push_back({{"torch_threads", threads}, {"report", report_for(call, *text, true, threads)}});
+      }
+      report["also"] = also;
+    }
+    return JudgeOutcome{report, ""};
+  }
+
+  json report_for(const JudgeCall& call, const std::string& source, bool torch_reference, int torch_threads) const {
+    const std::string* text = &source;
     std::smatch m;
     std::string status = "PASSED";
     double speedup = 1.0;
     if (std::regex_search(*text, m, std::regex("fake: status=([A-Z_]+)"))) status = m[1];
     if (std::regex_search(*text, m, std::regex("fake: speedup=([0-9.]+)"))) speedup = std::stod(m[1]);
     // Speedups are over the task's reference; a promoted reference carries its own marker.
-    if (!call.reference.empty() && !call.candidate.empty()) {
+    if (!torch_reference && !call.reference.empty() && !call.candidate.empty()) {
       auto ref = util::read_file(call.store / call.reference / "reference.cpp");
       if (ref && std::regex_search(*ref, m, std::regex("fake: speedup=([0-9.]+)"))) speedup /= std::stod(m[1]);
     }
-    if (call.torch_reference) speedup /= torch_ratio * (call.torch_threads == 0 ? torch_default_gain : 1.0);
+    if (torch_reference) speedup /= torch_ratio * (torch_threads == 0 ? torch_default_gain : 1.0);
     std::vector<int64_t> cases = call.cases.empty() ? std::vector<int64_t>{1, 2} : call.cases;
     if (call.tier == "probe") cases.resize(1);
     const bool timed = call.tier != "correctness" && status == "PASSED";
@@ -131,8 +147,8 @@ public:
       jcases.push_back(c);
     }
     json context = {{"fake", true}};
-    if (call.torch_reference) {
-      context["reference"] = {{"torch", call.torch_threads == 0 ? "torch 9.9.9, 2 threads (its default)" : "torch 9.9.9, 1 thread"},
+    if (torch_reference) {
+      context["reference"] = {{"torch", torch_threads == 0 ? "torch 9.9.9, 2 threads (its default)" : "torch 9.9.9, 1 thread"},
                               {"function", "pytorch.py"}};
     }
     json report = {{"schema_version", 1}, {"kind", "temper.judge.report"}, {"context", context},
@@ -146,7 +162,7 @@ public:
     } else {
       report["timing"] = nullptr;
     }
-    return JudgeOutcome{report, ""};
+    return report;
   }
   Expected<JudgeOutcome> probe_grid(const JudgeCall& call) override { return judge(call); }
   Expected<std::string> disassemble(const JudgeCall&) override { return std::string("fake disassembly: 42 instructions\n"); }

@@ -713,10 +713,11 @@ std::unique_ptr<Orchestrator> finished_two_round_campaign(Rig& rig) {
   return o;
 }
 
-// Where the task has a PyTorch function, the final kernel is timed against it too: the same
-// cases and tier, the reference arm PyTorch, a "vs PyTorch" column per case and a geomean line.
-// Each judgement is stored with the reference it judged, so a report that died after the first
-// (summary.json not yet written) judges only the second again.
+// Where the task has a PyTorch function, the final kernel is timed against it too, in the same
+// judgement (JudgeCall::also_torch_threads): the same cases and tier, a "vs PyTorch" column per
+// case and a geomean line. Each report is stored with the reference it judged, so a report that
+// died after the judgement (summary.json not yet written) reads it back, and judges again on its
+// own only an arm that was not timed.
 TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
   Rig rig(std::vector<json>{test_plan("rows"), test_plan("blocks")});
   auto o = finished_two_round_campaign(rig);
@@ -728,20 +729,21 @@ TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
   rig.judge.torch_error = "no golden environment";
   auto first = ensure_final_report(rig.dir, o->references(), rig.judge, opts);
   ASSERT_TRUE(first.has_value()) << first.error().message;
-  EXPECT_EQ(rig.judge.calls.size(), before + 2);
-  EXPECT_TRUE(rig.judge.calls.back().torch);
-  EXPECT_EQ(rig.judge.calls.back().reference_seconds, rig.judge.calls[before].reference_seconds)
-      << "R0's times raise the cap against PyTorch as against R0";
+  ASSERT_EQ(rig.judge.calls.size(), before + 1) << "one judgement for R0 and PyTorch";
+  EXPECT_FALSE(rig.judge.calls.back().torch);
+  EXPECT_EQ(rig.judge.calls.back().also_torch, std::vector<int>{1});
   EXPECT_NE((*first)["torch"]["note"].get<std::string>().find("no golden environment"), std::string::npos);
   EXPECT_NE(format_final_summary(*first).find("PyTorch: not timed against PyTorch: no golden environment"), std::string::npos);
 
-  // As if the report had died after its first judgement: R0's is read back, PyTorch's is made.
+  // As if the report had died after its judgement: R0's is read back, PyTorch's is made alone.
   fs::remove(rig.dir / "final" / "summary.json");
   rig.judge.torch_error.clear();
   auto summary = ensure_final_report(rig.dir, o->references(), rig.judge, opts);
   ASSERT_TRUE(summary.has_value()) << summary.error().message;
-  ASSERT_EQ(rig.judge.calls.size(), before + 3);
+  ASSERT_EQ(rig.judge.calls.size(), before + 2);
   EXPECT_TRUE(rig.judge.calls.back().torch);
+  EXPECT_EQ(rig.judge.calls.back().reference_seconds, rig.judge.calls[before].reference_seconds)
+      << "R0's times raise the cap against PyTorch as against R0";
   EXPECT_EQ(rig.judge.calls.back().tier, "gate");
   EXPECT_DOUBLE_EQ((*summary)["geomean_speedup"].get<double>(), 2.2);
   EXPECT_DOUBLE_EQ((*summary)["torch"]["geomean_speedup"].get<double>(), 2.2 / 4.0);
@@ -760,7 +762,7 @@ TEST(FinalReportTest, AddsAVsPyTorchColumnAndJudgesEachArmOnce) {
   // Both judgements are on record; a third call judges nothing.
   fs::remove(rig.dir / "final" / "summary.json");
   ASSERT_TRUE(ensure_final_report(rig.dir, o->references(), rig.judge, opts).has_value());
-  EXPECT_EQ(rig.judge.calls.size(), before + 3);
+  EXPECT_EQ(rig.judge.calls.size(), before + 2);
 }
 
 // Where more than one CPU is there, the final kernel is also timed against PyTorch at PyTorch's
@@ -775,9 +777,8 @@ TEST(FinalReportTest, TimesPyTorchAtOneThreadAndAtItsDefaultThreadCount) {
   opts.torch_default_threads = true;
   auto summary = ensure_final_report(rig.dir, o->references(), rig.judge, opts);
   ASSERT_TRUE(summary.has_value()) << summary.error().message;
-  ASSERT_EQ(rig.judge.calls.size(), before + 3);
-  EXPECT_EQ(rig.judge.calls[before + 1].torch_threads, 1);
-  EXPECT_EQ(rig.judge.calls[before + 2].torch_threads, 0);
+  ASSERT_EQ(rig.judge.calls.size(), before + 1) << "one judgement: R0 and both PyTorch arms in the same jobs";
+  EXPECT_EQ(rig.judge.calls[before].also_torch, (std::vector<int>{1, 0}));
   EXPECT_DOUBLE_EQ((*summary)["torch"]["geomean_speedup"].get<double>(), 2.2 / 4.0);
   EXPECT_DOUBLE_EQ((*summary)["torch_default"]["geomean_speedup"].get<double>(), 2.2 / 4.0 / 1.6);
   EXPECT_EQ((*summary)["torch_default"]["threads"], "default");
@@ -794,7 +795,7 @@ TEST(FinalReportTest, TimesPyTorchAtOneThreadAndAtItsDefaultThreadCount) {
   // Read back, not judged again.
   fs::remove(rig.dir / "final" / "summary.json");
   ASSERT_TRUE(ensure_final_report(rig.dir, o->references(), rig.judge, opts).has_value());
-  EXPECT_EQ(rig.judge.calls.size(), before + 3);
+  EXPECT_EQ(rig.judge.calls.size(), before + 1);
 }
 
 // Nothing promoted: the summary says so and judges nothing.

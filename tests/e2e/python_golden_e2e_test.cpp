@@ -217,4 +217,39 @@ TEST(PythonGoldenE2E, TimesAKernelAgainstPyTorch) {
   EXPECT_EQ(misuse.exit_code, 2) << misuse.output;
 }
 
+// `--also-torch`: the kernel against its reference and, in the same judgement, against PyTorch
+// at one thread (the reference's protocol: the same jobs, every arm on the buffer cold step) and
+// at its default (every CPU on the wall clock: jobs of its own). A report each.
+TEST(PythonGoldenE2E, TimesAgainstTheReferenceAndPyTorchInOneJudgement) {
+  auto py = judge::find_golden_python(judge::golden_runner_script().parent_path() / "requirements.txt");
+  if (!py) GTEST_SKIP() << "no golden environment: " << py.error().message;
+  util::TempDir dir("temper-e2e");
+  fs::path json = dir.path() / "report.json";
+  const std::string task = (kSource / "tasks" / "swi_glu").string();
+  const std::string kernel = (kSource / "tasks/swi_glu/reference.cpp").string();
+  auto r = temper_cli({"judge", task, kernel, "--reference", kernel, "--also-torch", "1,default", "--threads", "1", "--cases", "12",
+                       "--tier", "probe", "--cap", "1", "--lives", "0", "--json", json.string(), "--quiet"});
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_NE(r.output.find("against PyTorch at 1 thread (the same jobs)"), std::string::npos) << r.output;
+  auto report = nlohmann::json::parse(*util::read_file(json));
+  EXPECT_EQ(report["timing"]["protocol"]["cold_step"], "buffer") << "PyTorch at one thread shares the reference's jobs";
+  ASSERT_TRUE(report["cases"][0].contains("timing")) << r.output;
+  ASSERT_EQ(report["also"].size(), 2u) << report.dump(2).substr(0, 2000);
+  for (size_t k = 0; k < 2; ++k) {
+    const auto& also = report["also"][k];
+    ASSERT_TRUE(also.contains("report")) << also.dump();
+    const auto& t = also["report"]["cases"][0]["timing"];
+    EXPECT_GE(t["jobs"][0]["reference"]["n"].get<int>(), 3) << t.dump();
+    EXPECT_EQ(also["report"]["context"]["reference"].value("torch", "").rfind("torch 2.", 0), 0u) << also.dump().substr(0, 2000);
+  }
+  EXPECT_EQ(report["also"][0]["report"]["context"]["reference"]["threads"], 1);
+  EXPECT_EQ(report["also"][1]["report"]["context"]["reference"]["threads"], "default");
+  EXPECT_EQ(report["also"][1]["report"]["timing"]["protocol"]["clock"], "monotonic");
+  // The same candidate calls served the reference and PyTorch at one thread.
+  EXPECT_EQ(report["cases"][0]["timing"]["jobs"][0]["check"].dump(), report["also"][0]["report"]["cases"][0]["timing"]["jobs"][0]["check"].dump());
+  // --also-torch needs a reference, and thread counts.
+  EXPECT_EQ(temper_cli({"judge", task, kernel, "--also-torch", "1", "--quiet"}).exit_code, 2);
+  EXPECT_EQ(temper_cli({"judge", task, kernel, "--reference", kernel, "--also-torch", "one", "--quiet"}).exit_code, 2);
+}
+
 } // namespace python_golden_e2e_test

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 namespace temper::judge::device_timing_test {
 namespace {
@@ -123,6 +124,56 @@ TEST(DeviceTiming, AKernelWrongOnSomeInputsIsCaught) {
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_TRUE(t->behaviour_differs) << "a third of the calls fail the golden; the sample must find one";
   EXPECT_NE(t->message.find("fails the golden check"), std::string::npos) << t->message;
+}
+
+// The final report's shape: one candidate against several references in one job. Each result is
+// the candidate against that reference; the candidate's calls and its sampled check serve all;
+// a reference that does not load fails only its own result; a wrong candidate fails every one.
+TEST(DeviceTiming, OneCandidateAgainstSeveralReferencesInOneJob) {
+  DeviceTimingFixture f;
+  GoldenRunner golden(f.task, f.cache, util::default_process_runner(), f.dir.path() / "golden");
+  ASSERT_TRUE(golden.prepare());
+  const TimingConfig tc = f.config();
+  auto fake = [](const std::string& name) { return kFake / ("libtemper_fake_swi_glu_" + name + ".so"); };
+  std::vector<ReferenceArm> refs(3);
+  refs[0].artifact = fake("double");
+  refs[1].artifact = fake("plain");
+  refs[2].artifact = kFake / "no-such-reference.so";
+  auto r = time_case_against(f.task, f.c, fake("double"), refs, golden, tc, 0x5eed, {});
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->size(), 3u);
+  ASSERT_FALSE((*r)[2]);
+  EXPECT_NE((*r)[2].error().message.find("does not load"), std::string::npos) << (*r)[2].error().message;
+  for (size_t k : {0u, 1u}) {
+    ASSERT_TRUE((*r)[k]) << (*r)[k].error().message;
+    const CaseTiming& t = *(*r)[k];
+    EXPECT_EQ(t.paired.status, PairedStatus::Measured) << t.message;
+    EXPECT_EQ(t.failure_status, CaseStatus::Passed) << t.message;
+    EXPECT_FALSE(t.behaviour_differs) << t.message;
+    EXPECT_GT(t.paired.rounds, 0);
+  }
+  const CaseTiming& a = *(*r)[0];
+  const CaseTiming& b = *(*r)[1];
+  // One check for both: its outputs are the first reference's bytes (the same kernel).
+  EXPECT_EQ(a.rechecks, b.rechecks);
+  EXPECT_EQ(a.proved_by_reference, b.proved_by_reference);
+  EXPECT_GT(a.proved_by_reference, 0);
+  // The candidate's calls are shared: the rounds both pairs took part in hold the same times.
+  const size_t common = std::min(a.paired.candidate.samples.size(), b.paired.candidate.samples.size());
+  ASSERT_GT(common, 0u);
+  for (size_t i = 0; i < common; ++i)
+    EXPECT_EQ(a.paired.candidate.samples[i].kernel_seconds, b.paired.candidate.samples[i].kernel_seconds) << i;
+  EXPECT_EQ(a.candidate_activity.timed_calls, b.candidate_activity.timed_calls);
+
+  std::vector<ReferenceArm> two(refs.begin(), refs.begin() + 2);
+  auto wrong = time_case_against(f.task, f.c, fake("wrong"), two, golden, tc, 0x5eed, {});
+  ASSERT_TRUE(wrong) << wrong.error().message;
+  for (const auto& t : *wrong) {
+    ASSERT_TRUE(t) << t.error().message;
+    EXPECT_TRUE(t->behaviour_differs);
+    EXPECT_EQ(t->failure_status, CaseStatus::IncorrectNumerical);
+    EXPECT_NE(t->message.find("fails the golden check"), std::string::npos) << t->message;
+  }
 }
 
 } // namespace

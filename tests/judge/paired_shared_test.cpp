@@ -88,10 +88,10 @@ struct Bench {
   void renewable() {
     for (auto& a : arms) a->renewable_flag = true;
   }
-  std::vector<PairedResult> run(const StopRule& rule, uint64_t seed, int sets = 1) {
+  std::vector<PairedResult> run(const StopRule& rule, uint64_t seed, int sets = 1, SharedSide side = SharedSide::Reference) {
     std::vector<TimedArm*> cands;
     for (size_t i = 1; i < arms.size(); ++i) cands.push_back(arms[i].get());
-    return measure_shared(*arms[0], cands, clock, rule, seed, sets);
+    return measure_shared(*arms[0], cands, clock, rule, seed, sets, {}, side);
   }
   // The arms of each recorded round (content id = round number), in the order they ran.
   std::map<int, std::vector<int>> rounds() const {
@@ -248,6 +248,68 @@ TEST(PairedShared, ACandidateThatStopsLeavesTheRoundsAndTheRenewals) {
   EXPECT_LT(renewals_after_stop, renewals_of_ref);
   EXPECT_EQ(l[0].candidate.renewals, renewals_after_stop);
   EXPECT_EQ(l[1].reference.renewals, renewals_of_ref); // the reference's whole job, in every pair
+}
+
+// One candidate against several references (the final report's columns): [0] is the candidate.
+TEST(PairedSharedCandidate, EachPairIsTheCandidateAgainstThatReference) {
+  Bench b({constant(1e-3), constant(10e-3), constant(5e-3), constant(1e-3)});
+  auto r = b.run(quick_rule(), 7, 1, SharedSide::Candidate);
+  ASSERT_EQ(r.size(), 3u);
+  const double expected[3] = {10, 5, 1};
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(r[k].status, PairedStatus::Measured);
+    EXPECT_EQ(r[k].rounds, 10);
+    EXPECT_NEAR(r[k].estimate.speedup, expected[k], 1e-9) << k;
+    EXPECT_NEAR(r[k].candidate.stats.median, 1e-3, 1e-12);
+    EXPECT_NEAR(r[k].reference.stats.median, 1e-3 * expected[k], 1e-12);
+    // Every sample keeps the place its arm had in its round.
+    int ref_first = 0;
+    for (int i = 0; i < r[k].rounds; ++i) {
+      EXPECT_NE(r[k].reference.samples[i].position, r[k].candidate.samples[i].position);
+      ref_first += r[k].reference.samples[i].position == 0;
+    }
+    EXPECT_EQ(r[k].reference_first, ref_first);
+  }
+  // One candidate call per round serves every reference.
+  for (const auto& [round, arms] : b.rounds())
+    EXPECT_EQ(std::multiset<int>(arms.begin(), arms.end()), (std::multiset<int>{0, 1, 2, 3})) << "round " << round;
+}
+
+TEST(PairedSharedCandidate, AFailingReferenceEndsOnlyItsPair) {
+  Bench b({constant(1e-3), constant(2e-3), constant(3e-3)});
+  b.arms[1]->fail_at_call = 8;
+  auto r = b.run(quick_rule(), 5, 1, SharedSide::Candidate);
+  EXPECT_EQ(r[0].status, PairedStatus::ArmFailed);
+  EXPECT_EQ(r[0].failed_arm, Arm::Reference);
+  EXPECT_EQ(r[1].status, PairedStatus::Measured);
+  EXPECT_NEAR(r[1].estimate.speedup, 3, 1e-9);
+}
+
+TEST(PairedSharedCandidate, AFailingCandidateEndsEveryPairAsTheCandidatesFailure) {
+  Bench b({constant(1e-3), constant(2e-3), constant(3e-3)});
+  b.arms[0]->fail_at_call = 30;
+  auto r = b.run(quick_rule(), 5, 1, SharedSide::Candidate);
+  for (const auto& p : r) {
+    EXPECT_EQ(p.status, PairedStatus::ArmFailed);
+    EXPECT_EQ(p.failed_arm, Arm::Candidate);
+    EXPECT_NE(p.failure_message.find("boom"), std::string::npos);
+  }
+}
+
+// The same pair measured with the candidate shared is the pair measured alone, the arms' roles
+// as measure_paired gives them.
+TEST(PairedSharedCandidate, OneReferenceGivesWhatMeasurePairedGives) {
+  StopRule rule = quick_rule();
+  rule.min_samples = 20;
+  Bench shared({noisy(1e-3, 0.05, 3), noisy(4e-3, 0.05, 4)});
+  auto r = shared.run(rule, 21, 1, SharedSide::Candidate);
+  Bench alone({noisy(4e-3, 0.05, 4), noisy(1e-3, 0.05, 3)});
+  auto a = alone.run(rule, 21);
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(r[0].rounds, a[0].rounds);
+  EXPECT_NEAR(r[0].estimate.speedup, a[0].estimate.speedup, 1e-9);
+  EXPECT_NEAR(r[0].reference.stats.median, a[0].reference.stats.median, 1e-12);
+  EXPECT_NEAR(r[0].candidate.stats.median, a[0].candidate.stats.median, 1e-12);
 }
 
 } // namespace

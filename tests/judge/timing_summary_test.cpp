@@ -113,4 +113,34 @@ TEST(TimingSummary, AnEstimateOnTheThresholdIsNotDecidedByMoreMeasurement) {
   EXPECT_NE(table.find("case 3: AMBIGUOUS; the estimate sits on the 1.0% noise threshold"), std::string::npos) << table;
 }
 
+// Work outside calls is judged over the case's jobs: a stray burst in one job that the others'
+// margin absorbs is not a leftover thread; work in every job is.
+TEST(WorkOutsideCalls, IsJudgedOverTheCasesJobsTogether) {
+  auto with_work = [](double outside_ms, double allowed_ms) {
+    TimingJob j = job(0.1, 0.2, 1.0);
+    j.result.candidate_activity.outside_call_cpu_seconds = outside_ms * 1e-3;
+    j.result.outside_allowance_seconds = allowed_ms * 1e-3;
+    return j;
+  };
+  CaseResult stray;
+  stray.timing.emplace();
+  stray.timing->jobs = {with_work(4.1, 9.0), with_work(11.4, 10.9)};
+  EXPECT_FALSE(reject_work_outside_calls(stray));
+  EXPECT_EQ(stray.status, CaseStatus::Passed);
+
+  CaseResult busy;
+  busy.timing.emplace();
+  busy.timing->jobs = {with_work(12.0, 9.0), with_work(11.4, 10.9)};
+  EXPECT_TRUE(reject_work_outside_calls(busy));
+  EXPECT_EQ(busy.status, CaseStatus::RejectedCheat);
+  EXPECT_EQ(busy.reason_code, "work_outside_call");
+  EXPECT_NE(busy.message.find("23.4 ms of CPU time outside its calls over 2 jobs (allowed 19.9 ms)"), std::string::npos) << busy.message;
+
+  // Jobs where it was not judged (a runner with busy threads of its own) count for nothing.
+  CaseResult unjudged;
+  unjudged.timing.emplace();
+  unjudged.timing->jobs = {with_work(50.0, 0.0)};
+  EXPECT_FALSE(reject_work_outside_calls(unjudged));
+}
+
 } // namespace timing_summary_test
