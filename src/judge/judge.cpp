@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -109,13 +110,11 @@ void use_torch_reference(TimingConfig& tc, const TorchReference& torch, int torc
   }
 }
 
-// Two timing configurations whose protocols differ at most in the cold step can share jobs.
-bool same_protocol_but_cold_step(const TimingConfig& a, const TimingConfig& b) {
-  MeasurementProtocol pa = a.protocol, pb = b.protocol;
-  pa.cold_step.clear();
-  pb.cold_step.clear();
-  return pa.to_json() == pb.to_json();
-}
+// Arms share jobs only under the very same protocol, the cold step included: the buffer step
+// leaves the caches full of dirty lines, whose write-back a fast memory-bound kernel pays and a
+// slow one hardly notices (the final kernel against R0: 3-7% lower speedups on the buffer step
+// than on evict, case 4 from 86-110% of the roofline to 70-74%).
+bool same_protocol(const TimingConfig& a, const TimingConfig& b) { return a.protocol.to_json() == b.protocol.to_json(); }
 
 // Everything the timing phase needs from run_judge to set up further references' arms.
 struct AlsoSetup {
@@ -126,10 +125,10 @@ struct AlsoSetup {
   const JudgeOptions* opt = nullptr;
 };
 
-// The timing phase with TimingOptions::also_torch_threads: the reference and every PyTorch arm
-// whose protocol is the reference's in the same jobs (one cold step for all: the buffer), the
-// others in jobs of their own, each into its JudgeReport::also entry. Errors are the
-// reference's; a PyTorch arm's is its entry's.
+// The timing phase with TimingOptions::also_torch_threads: arms under the same protocol in the
+// same jobs (the PyTorch arms together where they agree; beside the reference only where it
+// flushes with a buffer too), each group after the other, each arm into its JudgeReport::also
+// entry. Errors are the reference's; a PyTorch arm's is its entry's.
 Status run_timing_with_also(const AlsoSetup& setup, const TimingPhaseInput& in, TimingConfig tc, const ReferenceArm& primary,
                             bool primary_is_torch, GoldenRunner& golden, JudgeReport& report, std::vector<fs::path>& torch_functions,
                             util::Progress& progress) {
@@ -148,7 +147,7 @@ Status run_timing_with_also(const AlsoSetup& setup, const TimingPhaseInput& in, 
   first.report = &report;
   first.required = true;
   groups[0].refs.push_back(std::move(first));
-  bool torch_beside_primary = false;
+  groups[0].config = std::move(tc);
   for (int threads : options.also_torch_threads) {
     JudgeReport::Also& also = report.also.emplace_back();
     also.torch_threads = threads;
@@ -176,19 +175,10 @@ Status run_timing_with_also(const AlsoSetup& setup, const TimingPhaseInput& in, 
     ref.key = torch->key;
     ref.label = threads == 0 ? "PyTorch (default threads)" : fmt::format("PyTorch, {} thread{}", threads, threads == 1 ? "" : "s");
     ref.report = also.report.get();
-    Group* group = nullptr;
-    for (Group& g : groups) {
-      const TimingConfig& c = &g == &groups.front() ? tc : g.config;
-      if (same_protocol_but_cold_step(c, t)) group = &g;
-      if (group) break;
-    }
-    if (group == &groups.front()) torch_beside_primary = true;
-    if (!group) group = &groups.emplace_back(Group{t, {}});
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_protocol(g.config, t); });
+    if (group == groups.end()) group = groups.insert(groups.end(), Group{t, {}});
     group->refs.push_back(std::move(ref));
   }
-  // The PyTorch runner flushes with a buffer: the arms of one job take the same cold step.
-  if (torch_beside_primary) tc.protocol.cold_step = "buffer";
-  groups.front().config = std::move(tc);
   for (Group& g : groups) TEMPER_TRY(run_timing_phase_against(in, options, g.config, golden, g.refs, progress));
   // Each PyTorch arm's outcome into its entry: a failed one keeps only why.
   for (Group& g : groups)
