@@ -111,9 +111,9 @@ void use_torch_reference(TimingConfig& tc, const TorchReference& torch, int torc
 }
 
 // Arms share jobs only under the very same protocol, the cold step included: the buffer step
-// leaves the caches full of dirty lines, whose write-back a fast memory-bound kernel pays and a
-// slow one hardly notices (the final kernel against R0: 3-7% lower speedups on the buffer step
-// than on evict, case 4 from 86-110% of the roofline to 70-74%).
+// leaves the caches full of dirty lines, whose write-back a fast memory-bound kernel may pay
+// more of than a slow reference, so a column keeps the protocol it would have alone
+// (docs/benchmarks.md, lever 22).
 bool same_protocol(const TimingConfig& a, const TimingConfig& b) { return a.protocol.to_json() == b.protocol.to_json(); }
 
 // Everything the timing phase needs from run_judge to set up further references' arms.
