@@ -146,6 +146,35 @@ void record_job(CaseResult& r, const core::Case& c, bool confirmation, int job, 
                             last.paired.rounds, stop_reason_name(last.paired.stop_reason)));
 }
 
+// Where a case's job stands in the tier's schedule.
+struct JobSlot {
+  int job = 0;            // 0-based over measurement then confirmation jobs
+  int total = 0;
+  bool confirmation = false;
+  uint64_t seed = 0;
+  size_t position = 0;    // 1-based place of the case in this job's order
+  size_t cases = 0;       // cases in this job's order
+  bool last() const { return job + 1 == total; }
+  std::string label() const { return fmt::format("{} job {}/{}", confirmation ? "confirmation" : "measurement", job + 1, total); }
+};
+
+// The tier's jobs over `order`: measurement jobs, then confirmation jobs on new seeds in the
+// reverse case order; `each(case index, slot)` per case and job.
+template <class Each>
+Status for_each_job(int measure, int confirm, uint64_t base_seed, const std::vector<size_t>& order, Each&& each) {
+  const int total = measure + confirm;
+  for (int job = 0; job < total; ++job) {
+    JobSlot slot{job, total, job >= measure, job_seed_for(base_seed, job), 0, order.size()};
+    std::vector<size_t> this_order = order;
+    if (slot.confirmation) std::reverse(this_order.begin(), this_order.end());
+    for (size_t i : this_order) {
+      ++slot.position;
+      TEMPER_TRY(each(i, slot));
+    }
+  }
+  return {};
+}
+
 } // namespace
 
 void summarize_timing_jobs(CaseTimingSummary& s) {
@@ -232,7 +261,10 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
   const core::Task& task = *in.task;
   nlohmann::json protocol = config.protocol.to_json();
 
-  auto [calibration, calibration_note] = stored_calibration(task, in.reference_key, options, protocol, progress);
+  // Not a structured binding: the job loop's lambda captures it (clang 14 cannot capture those).
+  const auto stored = stored_calibration(task, in.reference_key, options, protocol, progress);
+  const std::optional<Calibration>& calibration = stored.first;
+  const std::string& calibration_note = stored.second;
 
   const bool probe = options.tier == "probe";
   const int measure = probe ? 1 : std::max(1, options.measure_jobs);
@@ -244,25 +276,18 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
   if (probe && order.size() > 1) order.erase(order.begin() + 1, order.end()); // not resize: g++ 12 -O3 -Warray-bounds false positive
   for (size_t i : order) report.cases[i].timing.emplace();
 
-  const int total_jobs = measure + confirm;
-  for (int job = 0; job < total_jobs; ++job) {
-    const bool confirmation = job >= measure;
-    const uint64_t seed = job_seed_for(in.job_seed, job);
-    std::vector<size_t> this_order = order;
-    if (confirmation) std::reverse(this_order.begin(), this_order.end());
-    size_t done = 0;
-    for (size_t i : this_order) {
-      CaseResult& r = report.cases[i];
-      if (r.status != CaseStatus::Passed) continue; // failed while timed in an earlier job
-      const core::Case& c = *in.cases[i];
-      progress.status(fmt::format("timing: {} job {}/{}, case {} ({}/{})", confirmation ? "confirmation" : "measurement",
-                                  job + 1, total_jobs, c.id, ++done, this_order.size()));
-      const std::optional<double> noise = calibrated_noise(calibration, c.id);
-      TEMPER_TRY_ASSIGN(CaseTiming t, time_case(task, c, in.reference_artifacts[i], in.candidate_artifacts[i], golden, config,
-                                                seed, noise, !confirmation));
-      record_job(r, c, confirmation, job, job + 1 == total_jobs, seed, noise.has_value(), std::move(t), config.protocol.rule.cap_s, progress);
-    }
-  }
+  TEMPER_TRY(for_each_job(measure, confirm, in.job_seed, order, [&](size_t i, const JobSlot& slot) -> Status {
+    CaseResult& r = report.cases[i];
+    if (r.status != CaseStatus::Passed) return {}; // failed while timed in an earlier job
+    const core::Case& c = *in.cases[i];
+    progress.status(fmt::format("timing: {}, case {} ({}/{})", slot.label(), c.id, slot.position, slot.cases));
+    const std::optional<double> noise = calibrated_noise(calibration, c.id);
+    TEMPER_TRY_ASSIGN(CaseTiming t, time_case(task, c, in.reference_artifacts[i], in.candidate_artifacts[i], golden, config, slot.seed,
+                                              noise, !slot.confirmation));
+    record_job(r, c, slot.confirmation, slot.job, slot.last(), slot.seed, noise.has_value(), std::move(t), config.protocol.rule.cap_s,
+               progress);
+    return {};
+  }));
   return finish_timing_phase(in, order, options, protocol, calibration_note, measure, confirm, report, progress);
 }
 
@@ -330,47 +355,39 @@ Status run_timing_phase_against(const TimingPhaseInput& in, const TimingOptions&
   }
   std::sort(order.begin(), order.end());
 
-  const int total_jobs = measure + confirm;
-  for (int job = 0; job < total_jobs; ++job) {
-    const bool confirmation = job >= measure;
-    const uint64_t seed = job_seed_for(in.job_seed, job);
-    std::vector<size_t> this_order = order;
-    if (confirmation) std::reverse(this_order.begin(), this_order.end());
-    size_t done = 0;
-    for (size_t i : this_order) {
-      const core::Case& c = *in.cases[i];
-      // The references still timing this case: passed so far, and not failed.
-      std::vector<size_t> timing;
-      std::vector<ReferenceArm> arms;
-      std::vector<std::optional<double>> noise;
-      for (size_t k = 0; k < refs.size(); ++k) {
-        if (refs[k].error || std::find(per[k].order.begin(), per[k].order.end(), i) == per[k].order.end()) continue;
-        if (refs[k].report->cases[i].status != CaseStatus::Passed) continue;
-        timing.push_back(k);
-        ReferenceArm arm = refs[k].arm;
-        arm.artifact = refs[k].artifacts[i];
-        arms.push_back(std::move(arm));
-        noise.push_back(calibrated_noise(per[k].calibration, c.id));
-      }
-      ++done;
-      if (timing.empty()) continue;
-      progress.status(fmt::format("timing: {} job {}/{}, case {} ({}/{}), against {} reference(s)", confirmation ? "confirmation" : "measurement",
-                                  job + 1, total_jobs, c.id, done, this_order.size(), timing.size()));
-      TEMPER_TRY_ASSIGN(std::vector<Expected<CaseTiming>> results,
-                        time_case_against(task, c, in.candidate_artifacts[i], arms, golden, config, seed, noise, !confirmation));
-      for (size_t j = 0; j < timing.size(); ++j) {
-        AgainstReference& ref = refs[timing[j]];
-        if (!results[j]) {
-          if (ref.required) return tl::unexpected(results[j].error());
-          ref.error = results[j].error();
-          progress.line(fmt::format("{}: {}; it is not timed further", ref.label, ref.error->message));
-          continue;
-        }
-        record_job(ref.report->cases[i], c, confirmation, job, job + 1 == total_jobs, seed, noise[j].has_value(), std::move(*results[j]), config.protocol.rule.cap_s,
-                   progress, ref.label);
-      }
+  TEMPER_TRY(for_each_job(measure, confirm, in.job_seed, order, [&](size_t i, const JobSlot& slot) -> Status {
+    const core::Case& c = *in.cases[i];
+    // The references still timing this case: passed so far, and not failed.
+    std::vector<size_t> timing;
+    std::vector<ReferenceArm> arms;
+    std::vector<std::optional<double>> noise;
+    for (size_t k = 0; k < refs.size(); ++k) {
+      if (refs[k].error || std::find(per[k].order.begin(), per[k].order.end(), i) == per[k].order.end()) continue;
+      if (refs[k].report->cases[i].status != CaseStatus::Passed) continue;
+      timing.push_back(k);
+      ReferenceArm arm = refs[k].arm;
+      arm.artifact = refs[k].artifacts[i];
+      arms.push_back(std::move(arm));
+      noise.push_back(calibrated_noise(per[k].calibration, c.id));
     }
-  }
+    if (timing.empty()) return {};
+    progress.status(fmt::format("timing: {}, case {} ({}/{}), against {} reference(s)", slot.label(), c.id, slot.position, slot.cases,
+                                timing.size()));
+    TEMPER_TRY_ASSIGN(std::vector<Expected<CaseTiming>> results,
+                      time_case_against(task, c, in.candidate_artifacts[i], arms, golden, config, slot.seed, noise, !slot.confirmation));
+    for (size_t j = 0; j < timing.size(); ++j) {
+      AgainstReference& ref = refs[timing[j]];
+      if (!results[j]) {
+        if (ref.required) return tl::unexpected(results[j].error());
+        ref.error = results[j].error();
+        progress.line(fmt::format("{}: {}; it is not timed further", ref.label, ref.error->message));
+        continue;
+      }
+      record_job(ref.report->cases[i], c, slot.confirmation, slot.job, slot.last(), slot.seed, noise[j].has_value(), std::move(*results[j]),
+                 config.protocol.rule.cap_s, progress, ref.label);
+    }
+    return {};
+  }));
   for (size_t k = 0; k < refs.size(); ++k) {
     if (refs[k].error) continue;
     TimingPhaseInput own = in;
