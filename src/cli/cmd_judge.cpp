@@ -178,7 +178,7 @@ int run(const JudgeArgs& a, const CLI::App& cmd, bool calibrate) {
       std::cout << "\nagainst PyTorch at " << at << ": not timed: " << also.error << "\n";
       continue;
     }
-    std::cout << "\nagainst PyTorch at " << at << " (the same jobs):\n";
+    std::cout << "\nagainst PyTorch at " << at << " (the same judgement):\n";
     judge::print_table(*also.report, std::cout, ::isatty(1) != 0);
   }
   nlohmann::json doc = judge::report_to_json(*report);

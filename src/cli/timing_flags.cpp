@@ -114,7 +114,7 @@ void add_timing_options(CLI::App* cmd, TimingArgs& a, TimingFlagSet set) {
   if (set == TimingFlagSet::WithTiers) {
     cmd->add_option("--also-torch", a.also_torch,
                     "Also time the candidate against the task's PyTorch function at these thread counts (N or default, comma-separated), "
-                    "in the same jobs as --reference: one report each, its correctness checks and calls paid once")
+                    "in the same judgement as --reference (arms under the same protocol share their jobs): one report each")
         ->group(group);
   }
   cmd->add_option("--reference-flags", a.reference_flags, "Optimization flags for the reference (must equal the candidate's)")->group(group);

@@ -233,7 +233,7 @@ TEST(PythonGoldenE2E, TimesAgainstTheReferenceAndPyTorchInOneJudgement) {
   auto r = temper_cli({"judge", task, kernel, "--reference", kernel, "--also-torch", "1,default", "--threads", "all", "--cases", "12",
                        "--tier", "probe", "--cap", "1", "--lives", "0", "--json", json.string(), "--quiet"});
   ASSERT_TRUE(r.ok()) << r.output;
-  EXPECT_NE(r.output.find("against PyTorch at 1 thread (the same jobs)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("against PyTorch at 1 thread (the same judgement)"), std::string::npos) << r.output;
   auto report = nlohmann::json::parse(*util::read_file(json));
   EXPECT_EQ(report["timing"]["protocol"]["cold_step"], "evict") << "the reference keeps its own protocol";
   ASSERT_TRUE(report["cases"][0].contains("timing")) << r.output;
