@@ -109,9 +109,9 @@ Expected<JudgeOutcome> judge_into(const fs::path& dir, const fs::path& file, con
   return out;
 }
 
-// The final report's judgements: the final kernel against R0 and, in the same jobs, against
-// each PyTorch arm (JudgeCall::also_torch_threads), so that its correctness checks, its calls
-// and their sampled checks are paid once (docs/benchmarks.md, lever 22). Each is stored with the
+// The final report's judgements: the final kernel against R0 and, in the same judgement,
+// against each PyTorch arm (JudgeCall::also_torch_threads): one correctness phase, and the
+// kernel's calls and sampled checks paid once per protocol (docs/benchmarks.md, lever 22). Each is stored with the
 // reference it judged (report.json, each arm's file), so a run that died after them reads them
 // back; an arm that could not be timed keeps why in its file, and a rerun judges that arm again
 // on its own (PyTorch installed since, say).
@@ -229,8 +229,8 @@ Expected<json> ensure_final_report(const fs::path& dir, ReferenceStore& referenc
     call.progress = true; // every case of the task, timed: the longest judge run of a campaign
     // R0's times as round 1 measured them: the cap fits the slowest case's reference.
     call.reference_seconds = measured_reference_seconds(dir, start.id);
-    // The PyTorch arms ride in the same jobs: the same kernel, cases and tier, against what the
-    // user runs today. PyTorch's time per call is not known before it is timed; R0's (the
+    // The PyTorch arms ride in the same judgement: the same kernel, cases and tier, against what
+    // the user runs today. PyTorch's time per call is not known before it is timed; R0's (the
     // slowest kernel of the campaign as a rule) raises the cap as it does against R0, so that a
     // large case still fits a verdict instead of ending TOO_SLOW at the configured cap.
     const std::vector<TorchArm> arms = torch_arms(options);

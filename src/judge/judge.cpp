@@ -130,7 +130,7 @@ struct AlsoSetup {
 // flushes with a buffer too), each group after the other, each arm into its JudgeReport::also
 // entry. Errors are the reference's; a PyTorch arm's is its entry's.
 Status run_timing_with_also(const AlsoSetup& setup, const TimingPhaseInput& in, TimingConfig tc, const ReferenceArm& primary,
-                            bool primary_is_torch, GoldenRunner& golden, JudgeReport& report, std::vector<fs::path>& torch_functions,
+                            bool primary_is_torch, GoldenRunner& golden, JudgeReport& report,
                             util::Progress& progress) {
   const TimingOptions& options = *setup.opt->timing;
   const core::Task& task = *setup.task;
@@ -151,13 +151,12 @@ Status run_timing_with_also(const AlsoSetup& setup, const TimingPhaseInput& in, 
   for (int threads : options.also_torch_threads) {
     JudgeReport::Also& also = report.also.emplace_back();
     also.torch_threads = threads;
-    torch_functions.emplace_back();
     auto torch = prepare_torch_reference(task, threads);
     if (!torch) {
       also.error = torch.error().message;
       continue;
     }
-    torch_functions.back() = torch->source;
+    also.torch_function = torch->source;
     TimingConfig t = make_timing_config(options, task, setup.backend->compiler, *setup.compiler_id, setup.backend->worker_exe,
                                         setup.opt->call_timeout, setup.opt->memory_limit_bytes);
     use_torch_reference(t, *torch, threads, options, task.config.threads);
@@ -506,7 +505,6 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (first_error) return tl::unexpected(*first_error);
 
   // 4. Timing against the reference, cases one at a time (never two measurements at once).
-  std::vector<fs::path> also_functions; // per JudgeReport::also entry: its PyTorch function
   if (opt.timing) {
     TimingConfig tc = make_timing_config(*opt.timing, task, backend.compiler, compiler_id, worker_exe, opt.call_timeout,
                                          opt.memory_limit_bytes);
@@ -529,7 +527,7 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
       if (!builds_kernels || backend.name != "cpu") return fail("PyTorch arms beside the reference time a CPU kernel: use the cpu backend");
       const ReferenceArm primary{{}, tc.reference_command, tc.reference_forkserver, tc.reference_threads};
       TEMPER_TRY(run_timing_with_also({&task, &backend, &cache, &compiler_id, &opt}, in, tc, primary, torch_ref.has_value(), golden, report,
-                                      also_functions, progress));
+                                      progress));
     }
     progress.finish();
   }
@@ -578,12 +576,11 @@ Expected<JudgeReport> run_judge(const JudgeOptions& opt, util::ProcessRunner& ru
   if (torch_ref) report.context["reference"] = torch_reference_context(report, torch_ref->source, torch_threads);
   report.context["backend"] = backend.facts;
   // Each further reference's report: the judgement's context, its own reference.
-  for (size_t k = 0; k < report.also.size(); ++k) {
-    JudgeReport::Also& also = report.also[k];
+  for (JudgeReport::Also& also : report.also) {
     if (!also.report) continue;
     also.report->wall_seconds = report.wall_seconds;
     also.report->context = report.context;
-    also.report->context["reference"] = torch_reference_context(*also.report, also_functions[k], also.torch_threads);
+    also.report->context["reference"] = torch_reference_context(*also.report, also.torch_function, also.torch_threads);
   }
   return report;
 }

@@ -99,7 +99,8 @@ struct JudgeReport {
   // that reference could not be timed.
   struct Also {
     int torch_threads = 0;
-    std::shared_ptr<JudgeReport> report; // null when `error` says why
+    std::filesystem::path torch_function; // the task's PyTorch function it timed
+    std::shared_ptr<JudgeReport> report;  // null when `error` says why
     std::string error;
   };
   std::vector<Also> also;

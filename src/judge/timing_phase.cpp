@@ -146,6 +146,12 @@ void record_job(CaseResult& r, const core::Case& c, bool confirmation, int job, 
                             last.paired.rounds, stop_reason_name(last.paired.stop_reason)));
 }
 
+// The tier's measurement and confirmation jobs: a probe is one job; a calibration confirms nothing.
+std::pair<int, int> job_counts(const TimingOptions& options) {
+  const bool probe = options.tier == "probe";
+  return {probe ? 1 : std::max(1, options.measure_jobs), probe || options.calibrate ? 0 : std::max(0, options.confirm_jobs)};
+}
+
 // Where a case's job stands in the tier's schedule.
 struct JobSlot {
   int job = 0;            // 0-based over measurement then confirmation jobs
@@ -267,8 +273,7 @@ Status run_timing_phase(const TimingPhaseInput& in, const TimingOptions& options
   const std::string& calibration_note = stored.second;
 
   const bool probe = options.tier == "probe";
-  const int measure = probe ? 1 : std::max(1, options.measure_jobs);
-  const int confirm = probe || options.calibrate ? 0 : std::max(0, options.confirm_jobs);
+  const auto [measure, confirm] = job_counts(options);
   std::vector<size_t> order;
   for (size_t i = 0; i < in.cases.size(); ++i) {
     if (report.cases[i].status == CaseStatus::Passed) order.push_back(i);
@@ -333,8 +338,7 @@ Status run_timing_phase_against(const TimingPhaseInput& in, const TimingOptions&
   const core::Task& task = *in.task;
   const nlohmann::json protocol = config.protocol.to_json();
   const bool probe = options.tier == "probe";
-  const int measure = probe ? 1 : std::max(1, options.measure_jobs);
-  const int confirm = probe || options.calibrate ? 0 : std::max(0, options.confirm_jobs);
+  const auto [measure, confirm] = job_counts(options);
   struct PerReference {
     std::optional<Calibration> calibration;
     std::string calibration_note;
